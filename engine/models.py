@@ -1,0 +1,249 @@
+"""The graph model of SPEC §1 as pydantic data: no behaviour, no I/O."""
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,128}$")]
+FieldValue = str | int | float | bool | None | list[str]
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware (UTC)."""
+    return datetime.now(UTC)
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Scope(Frozen):
+    """The (org, patient) pair that every store call is confined to."""
+
+    org: Identifier
+    patient: Identifier
+
+
+class FactKind(StrEnum):
+    CONDITION = "condition"
+    MEDICATION = "medication"
+    ALLERGY = "allergy"
+    OBSERVATION = "observation"
+    PROCEDURE = "procedure"
+    IMMUNIZATION = "immunization"
+    ENCOUNTER = "encounter"
+
+
+class SourceFormat(StrEnum):
+    FHIR = "fhir"
+    CDA = "cda"
+
+
+class FactLinkType(StrEnum):
+    PRESCRIBED_FOR = "PRESCRIBED_FOR"
+    MONITORS = "MONITORS"
+    COMPLICATION_OF = "COMPLICATION_OF"
+
+
+class Role(StrEnum):
+    PATIENT = "patient"
+    CAREGIVER = "caregiver"
+    PROVIDER = "provider"
+    ASSISTANT = "assistant"
+
+
+class SessionStatus(StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class MemoryType(StrEnum):
+    SYMPTOM = "symptom"
+    ADHERENCE = "adherence"
+    CONCERN = "concern"
+    PREFERENCE = "preference"
+
+
+class RelationshipType(StrEnum):
+    CONFLICTS = "conflicts"
+    CORROBORATES = "corroborates"
+    ENRICHES = "enriches"
+
+
+class Patient(Frozen):
+    """Demographics from FHIR Patient or a CDA recordTarget."""
+
+    name: str | None = None
+    birth_date: str | None = None
+    gender: str | None = None
+    identifiers: tuple[str, ...] = ()
+
+
+class Coding(Frozen):
+    """A code after normalisation: `system` is a short name (snomed, rxnorm...) or a URI."""
+
+    system: str
+    code: str
+    display: str | None = None
+
+
+class Source(Frozen):
+    """One ingested resource or CDA entry."""
+
+    source_ref: str = Field(min_length=1, max_length=512)
+    format: SourceFormat
+    label: str
+    resource_type: str
+    resource_id: str
+    version: str | None = None
+    last_updated: datetime | None = None
+    ingested_at: datetime = Field(default_factory=utcnow)
+    reliability: float = Field(default=1.0, ge=0, le=1)
+    content_hash: str = ""
+
+
+class Claim(Frozen):
+    """What one source asserts about one fact."""
+
+    fact_key: str = Field(min_length=1, max_length=512)
+    kind: FactKind
+    label: str
+    status: str | None = None
+    codes: tuple[Coding, ...] = ()
+    fields: dict[str, FieldValue] = Field(default_factory=dict)
+
+
+class SourceClaims(Frozen):
+    """A source with everything it asserts; a newer version replaces all of it."""
+
+    source: Source
+    claims: tuple[Claim, ...]
+
+
+class FieldConflict(Frozen):
+    """Sources disagree on one field of a fact; the winner is what the fact shows."""
+
+    field: str
+    values: tuple[tuple[FieldValue, str], ...]  # (value, source_ref)
+    winner: FieldValue
+    winner_source: str
+    strategy: str
+    explanation: str
+
+
+class Fact(Frozen):
+    """A merged fact: the winning values, every source, and the recorded conflicts."""
+
+    fact_key: str
+    kind: FactKind
+    label: str
+    status: str | None = None
+    codes: tuple[Coding, ...] = ()
+    fields: dict[str, FieldValue] = Field(default_factory=dict)
+    sources: tuple[Source, ...] = ()
+    conflicts: tuple[FieldConflict, ...] = ()
+
+
+class FactLink(Frozen):
+    from_key: str
+    to_key: str
+    type: FactLinkType
+
+
+class Session(Frozen):
+    session_id: Identifier
+    status: SessionStatus = SessionStatus.OPEN
+    processed_through: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class NewMessage(Frozen):
+    role: Role
+    text: str = Field(min_length=1, max_length=32_000)
+    timestamp: datetime | None = None
+
+
+class Message(Frozen):
+    session_id: str
+    seq: int
+    role: Role
+    text: str
+    timestamp: datetime
+
+    @property
+    def message_id(self) -> str:
+        return f"{self.session_id}:{self.seq}"
+
+
+class Evidence(Frozen):
+    message_id: str
+    quote: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Memory(Frozen):
+    memory_id: Identifier
+    session_id: str
+    type: MemoryType
+    text: str
+    subject: str
+    evidence: tuple[Evidence, ...]
+    speaker: Role
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    confidence: float = Field(ge=0, le=1)
+    extractor: str
+    extractor_version: str
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Relationship(Frozen):
+    memory_id: str
+    fact_key: str
+    type: RelationshipType
+    rationale: str
+    confidence: float = Field(ge=0, le=1)
+    method: str
+
+
+class MemoryRecord(Frozen):
+    """A memory with the relationships it has to facts."""
+
+    memory: Memory
+    relationships: tuple[Relationship, ...] = ()
+
+
+class Watermark(Frozen):
+    """Moves a session's `processed_through` only if it still stands at `expected`."""
+
+    session_id: str
+    expected: int
+    new: int
+
+
+class Batch(Frozen):
+    """One unit of work, applied by `GraphStore.write` in one transaction."""
+
+    patient: Patient | None = None
+    sources: tuple[SourceClaims, ...] = ()
+    fact_links: tuple[FactLink, ...] = ()
+    memories: tuple[Memory, ...] = ()
+    relationships: tuple[Relationship, ...] = ()
+    watermark: Watermark | None = None
+
+
+class WriteResult(Frozen):
+    """What a batch changed."""
+
+    facts_added: int = 0
+    facts_merged: int = 0
+    sources_added: int = 0
+    sources_replaced: int = 0
+    sources_unchanged: int = 0
+    sources_stale: int = 0
+    facts_removed: int = 0
+    links_added: int = 0
+    memories_added: int = 0
+    relationships_added: int = 0

@@ -1,0 +1,72 @@
+"""Merging: one fact from every source's claim, with a conflict record per disputed field."""
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from engine.models import Claim, Coding, Fact, FieldConflict, FieldValue, Source
+
+STRATEGY = "most recent source, then highest reliability"
+
+
+def _precedence(source: Source) -> tuple[datetime, float, str]:
+    return (source.last_updated or source.ingested_at, source.reliability, source.source_ref)
+
+
+def resolve(assertions: Iterable[tuple[Source, Claim]]) -> Fact:
+    """Merges the claims that sources make about one fact.
+
+    Args:
+        assertions: every (source, claim) pair for the same fact key; at least one.
+
+    Returns:
+        The fact with the winning value of each field, all sources and all codes, and a
+        conflict record for each field (status included) on which sources disagree.
+    """
+    ranked = sorted(assertions, key=lambda pair: _precedence(pair[0]), reverse=True)
+    if not ranked:
+        raise ValueError("a fact needs at least one claim")
+    top_source, top = ranked[0]
+    conflicts: list[FieldConflict] = []
+    status = _merge_field("status", [(c.status, s) for s, c in ranked], conflicts)
+    fields: dict[str, FieldValue] = {}
+    for name in sorted({name for _, claim in ranked for name in claim.fields}):
+        fields[name] = _merge_field(name, [(c.fields.get(name), s) for s, c in ranked], conflicts)
+    codes: dict[tuple[str, str], Coding] = {}
+    for _, claim in ranked:
+        for coding in claim.codes:
+            codes.setdefault((coding.system, coding.code), coding)
+    return Fact(
+        fact_key=top.fact_key,
+        kind=top.kind,
+        label=top.label,
+        status=status,
+        codes=tuple(codes.values()),
+        fields=fields,
+        sources=tuple(source for source, _ in ranked),
+        conflicts=tuple(conflicts),
+    )
+
+
+def _merge_field(
+    name: str, ranked: list[tuple[FieldValue, Source]], conflicts: list[FieldConflict]
+) -> FieldValue:
+    present = [(value, source) for value, source in ranked if value is not None]
+    if not present:
+        return None
+    winner, winner_source = present[0]
+    if len({repr(value) for value, _ in present}) > 1:
+        conflicts.append(
+            FieldConflict(
+                field=name,
+                values=tuple((value, source.source_ref) for value, source in present),
+                winner=winner,
+                winner_source=winner_source.source_ref,
+                strategy=STRATEGY,
+                explanation=(
+                    f"{len(present)} sources disagree on {name}; "
+                    f"kept {winner!r} from {winner_source.label} ({winner_source.resource_type}"
+                    f" {winner_source.resource_id}), the most recent and most reliable"
+                ),
+            )
+        )
+    return winner

@@ -1,0 +1,132 @@
+"""The GraphStore port: one protocol, two adapters (SQLite, Neo4j), one contract suite.
+
+Every call names its `(org, patient)` scope and sees nothing outside it. Every write goes
+through `write(scope, batch)`, which is the transaction boundary: a batch is applied
+entirely or not at all.
+"""
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from engine.errors import InvalidInput
+from engine.models import (
+    Batch,
+    Fact,
+    FactKind,
+    FactLink,
+    Memory,
+    MemoryRecord,
+    MemoryType,
+    Message,
+    NewMessage,
+    Patient,
+    Scope,
+    Session,
+    WriteResult,
+)
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """The storage port of the engine."""
+
+    def write(self, scope: Scope, batch: Batch) -> WriteResult:
+        """Applies a batch in one transaction.
+
+        Patient demographics are upserted. Each source is merged by `source_ref`: the same
+        content hash changes nothing, an older `last_updated` than the stored one is
+        ignored as stale, and otherwise the source's claims replace everything it asserted
+        before (facts left with no source and no memory relationship are removed). Fact
+        links are merged. Memories and relationships are appended; a memory id that
+        already exists raises `Conflict`. A watermark that no longer stands at its
+        `expected` value raises `Conflict` and nothing of the batch is written.
+        """
+        ...
+
+    def get_patient(self, scope: Scope) -> Patient:
+        """The patient's demographics; `NotFound` when nothing of the patient exists."""
+        ...
+
+    def list_patients(self, org: str) -> list[str]:
+        """The ids of the org's patients, sorted."""
+        ...
+
+    def list_facts(
+        self, scope: Scope, kind: FactKind | None = None, status: str | None = None
+    ) -> list[Fact]:
+        """The patient's merged facts, sorted by key, optionally filtered."""
+        ...
+
+    def get_fact(self, scope: Scope, fact_key: str) -> Fact:
+        """One merged fact with its sources and conflicts; `NotFound` if absent."""
+        ...
+
+    def list_fact_links(self, scope: Scope) -> list[FactLink]:
+        """Fact-to-fact edges of the patient, sorted."""
+        ...
+
+    def create_session(self, scope: Scope, session: Session) -> Session:
+        """Creates a session (and the patient node if needed); `Conflict` if it exists."""
+        ...
+
+    def get_session(self, scope: Scope, session_id: str) -> Session:
+        """One session; `NotFound` if absent."""
+        ...
+
+    def list_sessions(self, scope: Scope) -> list[Session]:
+        """The patient's sessions, oldest first."""
+        ...
+
+    def close_session(self, scope: Scope, session_id: str) -> Session:
+        """Closes a session; it stays readable and accepts no more messages."""
+        ...
+
+    def append_messages(
+        self, scope: Scope, session_id: str, messages: Sequence[NewMessage]
+    ) -> list[Message]:
+        """Appends messages in one transaction, numbering them from the last `seq` + 1.
+
+        `Conflict` when the session is closed, `NotFound` when it does not exist.
+        """
+        ...
+
+    def list_messages(self, scope: Scope, session_id: str, after: int = 0) -> list[Message]:
+        """The session's messages with `seq > after`, in order."""
+        ...
+
+    def list_memories(self, scope: Scope, type: MemoryType | None = None) -> list[MemoryRecord]:
+        """Memories with their relationships, most recent first."""
+        ...
+
+    def get_memory(self, scope: Scope, memory_id: str) -> Memory:
+        """One memory; `NotFound` if absent."""
+        ...
+
+    def erase_patient(self, scope: Scope) -> int:
+        """Removes every node, edge and row of the patient; returns how many went."""
+        ...
+
+    def count_patient_items(self, scope: Scope) -> int:
+        """How many nodes, edges or rows still hold anything of the patient."""
+        ...
+
+    def close(self) -> None:
+        """Releases connections."""
+        ...
+
+
+def open_store(url: str) -> GraphStore:
+    """Opens the store a URL names: `sqlite:///path.db`, or `neo4j://` / `bolt://`.
+
+    Raises:
+        InvalidInput: for any other scheme.
+    """
+    if url.startswith("sqlite://"):
+        from engine.sqlite_store import SqliteStore
+
+        return SqliteStore.from_url(url)
+    if url.split("://", 1)[0] in {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}:
+        from engine.neo4j_store import Neo4jStore
+
+        return Neo4jStore.from_url(url)
+    raise InvalidInput(f"unsupported store URL {url!r}: use sqlite:///path.db, neo4j:// or bolt://")

@@ -1,0 +1,27 @@
+"""What readers yield: one record per usable resource or entry, one problem per bad one."""
+
+from typing import Literal
+
+from engine.models import FactLink, Frozen, Patient, SourceClaims
+
+
+class Problem(Frozen):
+    """A located error or warning; the rest of the input is still ingested."""
+
+    severity: Literal["error", "warning"] = "error"
+    file: str
+    index: int | None = None
+    line: int | None = None
+    resource_type: str | None = None
+    resource_id: str | None = None
+    path: str = ""
+    message: str
+
+
+class Record(Frozen):
+    """What one resource (FHIR) or entry (C-CDA) contributes to one patient's graph."""
+
+    patient_ref: str
+    patient: Patient | None = None
+    source: SourceClaims | None = None
+    links: tuple[FactLink, ...] = ()
