@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,128}$")]
 FieldValue = str | int | float | bool | None | list[str]
@@ -13,6 +13,14 @@ FieldValue = str | int | float | bool | None | list[str]
 def utcnow() -> datetime:
     """The current time, timezone-aware (UTC)."""
     return datetime.now(UTC)
+
+
+def _as_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# Stored times are UTC, so their ISO strings sort and compare like the times themselves.
+UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
 
 
 class Frozen(BaseModel):
@@ -98,10 +106,10 @@ class Source(Frozen):
     resource_type: str
     resource_id: str
     version: str | None = None
-    last_updated: datetime | None = None
-    ingested_at: datetime = Field(default_factory=utcnow)
+    last_updated: UtcDatetime | None = None
+    ingested_at: UtcDatetime = Field(default_factory=utcnow)
     reliability: float = Field(default=1.0, ge=0, le=1)
-    content_hash: str = ""
+    content_hash: str = Field(min_length=1)
 
 
 class Claim(Frozen):
@@ -156,13 +164,13 @@ class Session(Frozen):
     session_id: Identifier
     status: SessionStatus = SessionStatus.OPEN
     processed_through: int = 0
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: UtcDatetime = Field(default_factory=utcnow)
 
 
 class NewMessage(Frozen):
     role: Role
     text: str = Field(min_length=1, max_length=32_000)
-    timestamp: datetime | None = None
+    timestamp: UtcDatetime | None = None
 
 
 class Message(Frozen):
@@ -170,7 +178,7 @@ class Message(Frozen):
     seq: int
     role: Role
     text: str
-    timestamp: datetime
+    timestamp: UtcDatetime
 
     @property
     def message_id(self) -> str:
@@ -196,7 +204,7 @@ class Memory(Frozen):
     confidence: float = Field(ge=0, le=1)
     extractor: str
     extractor_version: str
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: UtcDatetime = Field(default_factory=utcnow)
 
 
 class Relationship(Frozen):

@@ -37,7 +37,8 @@ class SqliteStore:
     """GraphStore on SQLite; a connection per thread, so a web server's threads can share it."""
 
     def __init__(self, path: str) -> None:
-        self._path = path
+        # An in-memory database is shared by the threads' connections through a named URI.
+        self._path = f"file:cce-{id(self)}?mode=memory&cache=shared" if path == ":memory:" else path
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -57,7 +58,7 @@ class SqliteStore:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(
-                self._path, timeout=60, isolation_level=None, check_same_thread=False
+                self._path, timeout=60, isolation_level=None, check_same_thread=False, uri=True
             )
             db.row_factory = sqlite3.Row
             for pragma in sqlite_schema.PRAGMAS:
@@ -96,11 +97,7 @@ class SqliteStore:
             for item in batch.sources:
                 _upsert_source(db, key, item, counts)
             for link in batch.fact_links:
-                cursor = db.execute(
-                    "INSERT OR IGNORE INTO fact_links VALUES (?, ?, ?, ?, ?)",
-                    (*key, link.from_key, link.to_key, link.type.value),
-                )
-                counts["links_added"] = counts.get("links_added", 0) + cursor.rowcount
+                _add_link(db, key, link, counts)
             if batch.memories or batch.relationships:
                 _append_memories(db, key, batch, counts)
             if batch.watermark is not None:
@@ -382,6 +379,19 @@ def _upsert_source(
     dropped = previous - {claim.fact_key for claim in item.claims}
     for fact_key in dropped:
         _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
+
+
+def _add_link(db: sqlite3.Connection, key: Key, link: FactLink, counts: dict[str, int]) -> None:
+    try:
+        cursor = db.execute(
+            "INSERT OR IGNORE INTO fact_links VALUES (?, ?, ?, ?, ?)",
+            (*key, link.from_key, link.to_key, link.type.value),
+        )
+    except sqlite3.IntegrityError as e:
+        raise Conflict(
+            f"fact link {link.from_key!r} → {link.to_key!r} names an unknown fact"
+        ) from e
+    _bump(counts, "links_added", cursor.rowcount)
 
 
 def _drop_if_orphan(db: sqlite3.Connection, key: Key, fact_key: str) -> int:

@@ -61,9 +61,7 @@ def asserted(
     updated: datetime | None = None,
     fmt: SourceFormat = SourceFormat.FHIR,
 ) -> Batch:
-    return Batch(
-        sources=(SourceClaims(source=source(ref, content, updated, fmt), claims=claims),)
-    )
+    return Batch(sources=(SourceClaims(source=source(ref, content, updated, fmt), claims=claims),))
 
 
 def at(day: int) -> datetime:

@@ -1,8 +1,10 @@
 """Facts, sources and their merging: the same behaviour on every backend."""
 
+from datetime import UTC, datetime, timedelta, timezone
+
 import pytest
 
-from engine.errors import NotFound
+from engine.errors import Conflict, NotFound
 from engine.models import Batch, FactKind, FactLink, FactLinkType, Patient, Scope, SourceFormat
 from engine.store import GraphStore
 from tests.contract.builders import DIABETES, METFORMIN, asserted, at, claim
@@ -85,9 +87,7 @@ def test_facts_filter_by_kind_and_status(store: GraphStore, scope: Scope) -> Non
     )
 
     assert [f.fact_key for f in store.list_facts(scope, kind=FactKind.MEDICATION)] == [METFORMIN]
-    assert [f.fact_key for f in store.list_facts(scope, FactKind.CONDITION, "active")] == [
-        DIABETES
-    ]
+    assert [f.fact_key for f in store.list_facts(scope, FactKind.CONDITION, "active")] == [DIABETES]
     assert len(store.list_facts(scope)) == 3
 
 
@@ -132,3 +132,26 @@ def test_fact_links_are_merged(store: GraphStore, scope: Scope) -> None:
 
     assert (first.links_added, second.links_added) == (1, 0)
     assert store.list_fact_links(scope) == [link]
+
+
+def test_link_to_an_unknown_fact_is_a_conflict(store: GraphStore, scope: Scope) -> None:
+    store.write(scope, asserted("fhir:Condition/c1", claim()))
+    link = FactLink(from_key=METFORMIN, to_key=DIABETES, type=FactLinkType.PRESCRIBED_FOR)
+
+    with pytest.raises(Conflict):
+        store.write(scope, Batch(fact_links=(link,)))
+    assert store.list_fact_links(scope) == []
+
+
+def test_versions_compare_as_times_not_as_text(store: GraphStore, scope: Scope) -> None:
+    newer = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
+    older_in_another_zone = datetime(2024, 1, 1, 12, 0, tzinfo=timezone(timedelta(hours=5)))
+    store.write(scope, asserted("fhir:Condition/c1", claim(status="resolved"), updated=newer))
+
+    result = store.write(
+        scope,
+        asserted("fhir:Condition/c1", claim(), content="v0", updated=older_in_another_zone),
+    )
+
+    assert result.sources_stale == 1
+    assert store.get_fact(scope, DIABETES).status == "resolved"

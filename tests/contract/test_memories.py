@@ -29,7 +29,10 @@ def test_messages_are_numbered_in_order(store: GraphStore, scope: Scope, session
     added = store.append_messages(
         scope,
         "s1",
-        [NewMessage(role=Role.PATIENT, text="Tired."), NewMessage(role=Role.PATIENT, text="Dizzy.")],
+        [
+            NewMessage(role=Role.PATIENT, text="Tired."),
+            NewMessage(role=Role.PATIENT, text="Dizzy."),
+        ],
     )
 
     assert [m.seq for m in added] == [2, 3]

@@ -1,0 +1,250 @@
+"""Every Cypher statement of the Neo4j adapter, as constants and builders.
+
+Values always travel as `$parameters`, lists of rows as `UNWIND $rows AS row`. Labels and
+relationship types cannot be parameters, so they are formatted into statements here from
+enum members only, never from input. Every statement is confined to `$org` and `$patient`.
+
+A lookup by part of a node key (`org`, `patient`) adds `IS NOT NULL` for the remaining key
+properties: that is what lets the planner seek in the composite index that backs the
+uniqueness constraint instead of scanning the label.
+"""
+
+from enum import StrEnum
+
+from engine.models import FactLinkType, RelationshipType
+
+
+class Label(StrEnum):
+    PATIENT = "Patient"
+    FACT = "Fact"
+    SOURCE = "Source"
+    SESSION = "Session"
+    MESSAGE = "Message"
+    MEMORY = "Memory"
+
+
+class Rel(StrEnum):
+    ASSERTED_BY = "ASSERTED_BY"
+    PART_OF = "PART_OF"
+    FROM = "FROM"
+
+
+KEYS: dict[Label, tuple[str, ...]] = {
+    Label.PATIENT: ("org", "patient"),
+    Label.FACT: ("org", "patient", "fact_key"),
+    Label.SOURCE: ("org", "patient", "source_ref"),
+    Label.SESSION: ("org", "patient", "session_id"),
+    Label.MESSAGE: ("org", "patient", "session_id", "seq"),
+    Label.MEMORY: ("org", "patient", "memory_id"),
+}
+
+# Erasure and counting go leaves first, the patient last: an interrupted erasure leaves the
+# patient listed, so that it is visibly unfinished and a rerun completes it.
+ERASE_ORDER = (
+    Label.MESSAGE,
+    Label.MEMORY,
+    Label.SESSION,
+    Label.SOURCE,
+    Label.FACT,
+    Label.PATIENT,
+)
+
+MEMORY_RELS = "|".join(t.name for t in RelationshipType)
+LINK_RELS = "|".join(t.name for t in FactLinkType)
+# Writing a property takes the node's write lock, which Neo4j holds until the transaction
+# ends; removing it again in the same statement leaves nothing behind.
+LOCK = "SET {0}._LOCK_ = true REMOVE {0}._LOCK_"
+
+
+def constraints() -> list[str]:
+    """One idempotent uniqueness constraint per node key (all Community Edition allows)."""
+    return [
+        f"CREATE CONSTRAINT {label.lower()}_key IF NOT EXISTS FOR (n:{label})"
+        f" REQUIRE ({', '.join(f'n.{p}' for p in props)}) IS UNIQUE"
+        for label, props in KEYS.items()
+    ]
+
+
+def _node(var: str, label: Label, **keys: str) -> str:
+    """`(var:Label {org: $org, patient: $patient, key: expr...})`."""
+    props = ", ".join(
+        f"{k}: {v}" for k, v in {"org": "$org", "patient": "$patient", **keys}.items()
+    )
+    return f"({var}:{label} {{{props}}})"
+
+
+def _scan(var: str, label: Label) -> str:
+    """`MATCH` every node of the label in scope, through its key index."""
+    rest = " ".join(f"AND {var}.{p} IS NOT NULL" for p in KEYS[label][2:])
+    return f"MATCH ({var}:{label}) WHERE {var}.org = $org AND {var}.patient = $patient {rest}"
+
+
+_ORPHAN = (
+    f"NOT EXISTS {{ (f)-[:{Rel.ASSERTED_BY}]->(:{Label.SOURCE}) }}"
+    f" AND NOT EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }}"
+)
+
+# patients
+
+MERGE_PATIENT = (
+    f"MERGE {_node('p', Label.PATIENT)} ON CREATE SET p.data = $empty"
+    f" SET p.data = coalesce($data, p.data) {LOCK.format('p')}"
+)
+LOCK_PATIENT = f"MATCH {_node('p', Label.PATIENT)} {LOCK.format('p')}"
+GET_PATIENT = f"MATCH {_node('p', Label.PATIENT)} RETURN p.data AS data"
+LIST_PATIENTS = (
+    f"MATCH (p:{Label.PATIENT}) WHERE p.org = $org AND p.patient IS NOT NULL"
+    " RETURN p.patient AS patient"
+)
+
+# sources and facts
+
+STORED_SOURCES = (
+    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    " RETURN ref, s.content_hash AS content_hash, s.last_updated AS last_updated,"
+    f" [(f:{Label.FACT})-[:{Rel.ASSERTED_BY}]->(s) | f.fact_key] AS fact_keys"
+)
+FACT_STATE = (
+    f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f" RETURN key, [(f)-[:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | s.source_ref] AS refs,"
+    f" EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }} AS related"
+)
+UPSERT_SOURCES = (
+    f"UNWIND $rows AS row MERGE {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    " SET s.content_hash = row.content_hash, s.last_updated = row.last_updated,"
+    " s.data = row.data"
+)
+UNASSERT = (
+    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a"
+)
+DROP_ORPHANS = (
+    f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f" WHERE {_ORPHAN} DETACH DELETE f"
+)
+ASSERT = (
+    f"UNWIND $rows AS row MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    f" MERGE {_node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
+    f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim"
+)
+_ASSERTIONS = (
+    f"MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
+    " RETURN f.fact_key AS fact_key, a.claim AS claim, s.data AS source"
+)
+LIST_ASSERTIONS = f"{_scan('f', Label.FACT)} AND ($kind IS NULL OR f.kind = $kind) {_ASSERTIONS}"
+FACT_ASSERTIONS = f"MATCH {_node('f', Label.FACT, fact_key='$fact_key')} {_ASSERTIONS}"
+
+
+EXISTING_FACTS = f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')} RETURN key"
+
+
+def link(type: FactLinkType) -> str:
+    """Merges fact links of one type between existing facts."""
+    return (
+        f"UNWIND $rows AS row MATCH {_node('a', Label.FACT, fact_key='row.from_key')}"
+        f" MATCH {_node('b', Label.FACT, fact_key='row.to_key')}"
+        f" MERGE (a)-[:{type.name}]->(b)"
+    )
+
+
+LINKS = {t: link(t) for t in FactLinkType}
+LIST_LINKS = (
+    f"{_scan('a', Label.FACT)} MATCH (a)-[r:{LINK_RELS}]->(b:{Label.FACT})"
+    " RETURN a.fact_key AS from_key, b.fact_key AS to_key, type(r) AS type"
+)
+
+# sessions and messages
+
+_SESSION = "s {.session_id, .status, .processed_through, .created_at} AS session"
+CREATE_SESSION = (
+    f"CREATE {_node('s', Label.SESSION, session_id='$session_id')}"
+    " SET s.status = $status, s.processed_through = $processed_through,"
+    " s.created_at = $created_at"
+)
+GET_SESSION = f"MATCH {_node('s', Label.SESSION, session_id='$session_id')} RETURN {_SESSION}"
+LIST_SESSIONS = f"{_scan('s', Label.SESSION)} RETURN {_SESSION}"
+CLOSE_SESSION = (
+    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')}"
+    f" SET s.status = $status RETURN {_SESSION}"
+)
+LOCK_SESSION = (
+    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')} {LOCK.format('s')}"
+    " RETURN count(s) AS found"
+)
+# The last seq comes from the key index, not from PART_OF edges: a message created by any
+# writer counts, so a seq that is taken is never handed out again.
+SESSION_TAIL = (
+    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')}"
+    f" OPTIONAL MATCH (m:{Label.MESSAGE}) WHERE m.org = $org AND m.patient = $patient"
+    " AND m.session_id = $session_id AND m.seq IS NOT NULL"
+    " RETURN s.status AS status, coalesce(max(m.seq), 0) AS last"
+)
+APPEND_MESSAGES = (
+    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')} UNWIND $rows AS row"
+    f" CREATE {_node('m', Label.MESSAGE, session_id='$session_id', seq='row.seq')}"
+    f"-[:{Rel.PART_OF}]->(s) SET m.role = row.role, m.text = row.text,"
+    " m.timestamp = row.timestamp"
+)
+LIST_MESSAGES = (
+    f"MATCH (m:{Label.MESSAGE}) WHERE m.org = $org AND m.patient = $patient"
+    " AND m.session_id = $session_id AND m.seq > $after"
+    " RETURN m {.session_id, .seq, .role, .text, .timestamp} AS message ORDER BY m.seq"
+)
+MOVE_WATERMARK = (
+    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')}"
+    " WHERE s.processed_through = $expected SET s.processed_through = $new"
+    " RETURN count(s) AS moved"
+)
+
+# memories and relationships
+
+EXISTING_SESSIONS = (
+    f"UNWIND $ids AS id MATCH {_node('s', Label.SESSION, session_id='id')} RETURN id"
+)
+EXISTING_MEMORIES = f"UNWIND $ids AS id MATCH {_node('m', Label.MEMORY, memory_id='id')} RETURN id"
+CREATE_MEMORIES = (
+    f"UNWIND $rows AS row MATCH {_node('s', Label.SESSION, session_id='row.session_id')}"
+    f" CREATE {_node('m', Label.MEMORY, memory_id='row.memory_id')}-[:{Rel.FROM}]->(s)"
+    " SET m.session_id = row.session_id, m.type = row.type, m.created_at = row.created_at,"
+    " m.data = row.data"
+)
+RELATABLE = (
+    f"UNWIND $rows AS row OPTIONAL MATCH {_node('m', Label.MEMORY, memory_id='row.memory_id')}"
+    f" OPTIONAL MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
+    " RETURN row.i AS i,"
+    f" m IS NOT NULL AND f IS NOT NULL AND NOT EXISTS {{ (m)-[:{MEMORY_RELS}]->(f) }} AS ok"
+)
+
+
+def relate(type: RelationshipType) -> str:
+    """Creates memory-to-fact relationships of one type."""
+    return (
+        f"UNWIND $rows AS row MATCH {_node('m', Label.MEMORY, memory_id='row.memory_id')}"
+        f" MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
+        f" CREATE (m)-[r:{type.name}]->(f) SET r.rationale = row.rationale,"
+        " r.confidence = row.confidence, r.method = row.method, r.data = row.data"
+    )
+
+
+RELATES = {t: relate(t) for t in RelationshipType}
+_MEMORY = "m.data AS data, m.created_at AS created_at, m.memory_id AS memory_id"
+LIST_MEMORIES = (
+    f"{_scan('m', Label.MEMORY)} AND ($type IS NULL OR m.type = $type) RETURN {_MEMORY},"
+    f" [(m)-[r:{MEMORY_RELS}]->(f:{Label.FACT}) | [f.fact_key, r.data]] AS relationships"
+)
+GET_MEMORY = f"MATCH {_node('m', Label.MEMORY, memory_id='$memory_id')} RETURN m.data AS data"
+
+# erasure
+
+
+def erase(label: Label) -> str:
+    """Detach-deletes up to `$limit` nodes of one label in scope."""
+    return f"{_scan('n', label)} WITH n LIMIT $limit DETACH DELETE n"
+
+
+ERASE = {label: erase(label) for label in ERASE_ORDER}
+# One row per label: its nodes in scope and the edges that leave them.
+COUNT_ITEMS = " UNION ALL ".join(
+    f"{_scan('n', label)} RETURN count(n) + sum(COUNT {{ (n)-->() }}) AS items"
+    for label in ERASE_ORDER
+)
