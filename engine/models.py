@@ -253,5 +253,6 @@ class WriteResult(Frozen):
     sources_stale: int = 0
     facts_removed: int = 0
     links_added: int = 0
+    links_skipped: int = 0
     memories_added: int = 0
     relationships_added: int = 0

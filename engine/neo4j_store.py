@@ -554,10 +554,10 @@ def _merge_links(
 ) -> None:
     keys = sorted({k for link in links for k in (link.from_key, link.to_key)})
     found = {r["key"] for r in tx.run(cypher.EXISTING_FACTS, params | {"keys": keys})}
-    if missing := [k for k in keys if k not in found]:
-        raise Conflict(f"fact links name facts that do not exist: {', '.join(missing)}")
+    known = [link for link in links if {link.from_key, link.to_key} <= found]
+    counts["links_skipped"] += len(links) - len(known)
     for type in FactLinkType:
-        rows = [{"from_key": k.from_key, "to_key": k.to_key} for k in links if k.type is type]
+        rows = [{"from_key": k.from_key, "to_key": k.to_key} for k in known if k.type is type]
         if rows:
             summary = tx.run(cypher.LINKS[type], params | {"rows": rows}).consume()
             counts["links_added"] += summary.counters.relationships_created

@@ -382,15 +382,17 @@ def _upsert_source(
 
 
 def _add_link(db: sqlite3.Connection, key: Key, link: FactLink, counts: dict[str, int]) -> None:
-    try:
-        cursor = db.execute(
-            "INSERT OR IGNORE INTO fact_links VALUES (?, ?, ?, ?, ?)",
-            (*key, link.from_key, link.to_key, link.type.value),
-        )
-    except sqlite3.IntegrityError as e:
-        raise Conflict(
-            f"fact link {link.from_key!r} → {link.to_key!r} names an unknown fact"
-        ) from e
+    known = db.execute(
+        "SELECT COUNT(*) FROM facts WHERE org = ? AND patient = ? AND fact_key IN (?, ?)",
+        (*key, link.from_key, link.to_key),
+    ).fetchone()[0] == len({link.from_key, link.to_key})
+    if not known:
+        _bump(counts, "links_skipped")
+        return
+    cursor = db.execute(
+        "INSERT OR IGNORE INTO fact_links VALUES (?, ?, ?, ?, ?)",
+        (*key, link.from_key, link.to_key, link.type.value),
+    )
     _bump(counts, "links_added", cursor.rowcount)
 
 

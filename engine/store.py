@@ -8,6 +8,7 @@ entirely or not at all.
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from engine.audit import AuditEvent
 from engine.errors import InvalidInput
 from engine.models import (
     Batch,
@@ -37,9 +38,10 @@ class GraphStore(Protocol):
         content hash changes nothing, an older `last_updated` than the stored one is
         ignored as stale, and otherwise the source's claims replace everything it asserted
         before (facts left with no source and no memory relationship are removed). Fact
-        links are merged. Memories and relationships are appended; a memory id that
-        already exists raises `Conflict`. A watermark that no longer stands at its
-        `expected` value raises `Conflict` and nothing of the batch is written.
+        links are merged; a link naming a fact that does not exist is skipped and counted.
+        Memories and relationships are appended; a memory id that already exists raises
+        `Conflict`. A watermark that no longer stands at its `expected` value raises
+        `Conflict` and nothing of the batch is written.
         """
         ...
 
@@ -103,11 +105,32 @@ class GraphStore(Protocol):
         ...
 
     def erase_patient(self, scope: Scope) -> int:
-        """Removes every node, edge and row of the patient; returns how many went."""
+        """Removes every node, edge and row of the patient; returns how many went.
+
+        The patient's audit events stay, with the patient replaced by `audit.ERASED`.
+        """
         ...
 
     def count_patient_items(self, scope: Scope) -> int:
-        """How many nodes, edges or rows still hold anything of the patient."""
+        """How many nodes, edges, rows or audit events still hold anything of the patient."""
+        ...
+
+    def set_memory_paused(self, scope: Scope, paused: bool) -> None:
+        """Pauses (or resumes) generate-memories for the patient; `NotFound` without one."""
+        ...
+
+    def is_memory_paused(self, scope: Scope) -> bool:
+        """Whether generate-memories is paused for the patient (False for an unknown one)."""
+        ...
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        """Appends audit events in one transaction; they are never updated or deleted."""
+        ...
+
+    def list_audit(
+        self, org: str, patient: str | None = None, limit: int = 100
+    ) -> list[AuditEvent]:
+        """The org's audit events, optionally of one patient, most recent first."""
         ...
 
     def close(self) -> None:

@@ -6,9 +6,14 @@ from engine.models import FactLink, Frozen, Patient, SourceClaims
 
 
 class Problem(Frozen):
-    """A located error or warning; the rest of the input is still ingested."""
+    """A located error or warning; the rest of the input is still ingested.
+
+    A `fatal` problem means the whole input is unusable (unreadable, not JSON or XML, not
+    a document of a known kind): nothing of it is ingested.
+    """
 
     severity: Literal["error", "warning"] = "error"
+    fatal: bool = False
     file: str
     index: int | None = None
     line: int | None = None

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from engine.errors import Conflict, NotFound
+from engine.errors import NotFound
 from engine.models import Batch, FactKind, FactLink, FactLinkType, Patient, Scope, SourceFormat
 from engine.store import GraphStore
 from tests.contract.builders import DIABETES, METFORMIN, asserted, at, claim
@@ -134,12 +134,13 @@ def test_fact_links_are_merged(store: GraphStore, scope: Scope) -> None:
     assert store.list_fact_links(scope) == [link]
 
 
-def test_link_to_an_unknown_fact_is_a_conflict(store: GraphStore, scope: Scope) -> None:
+def test_link_to_an_unknown_fact_is_skipped(store: GraphStore, scope: Scope) -> None:
     store.write(scope, asserted("fhir:Condition/c1", claim()))
     link = FactLink(from_key=METFORMIN, to_key=DIABETES, type=FactLinkType.PRESCRIBED_FOR)
 
-    with pytest.raises(Conflict):
-        store.write(scope, Batch(fact_links=(link,)))
+    result = store.write(scope, Batch(fact_links=(link,)))
+
+    assert (result.links_added, result.links_skipped) == (0, 1)
     assert store.list_fact_links(scope) == []
 
 

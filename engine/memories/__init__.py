@@ -1,0 +1,1 @@
+"""Offline memory extraction and memory–fact relationship inference (SPEC §3)."""

@@ -1,0 +1,83 @@
+"""medspaCy ConText over a message: negation, hypothetical, family, historical.
+
+The pipeline is spaCy's blank English model with spaCy's rule-based sentencizer (it
+splits at the spaced full stops of ASR transcripts, where PyRuSH does not) and medspaCy's
+ConText, whose rules ship inside the medspacy wheel: nothing is downloaded. It is built
+once per process. Mentions found by the lexicons are set as the document's
+entities and ConText assigns their modifiers.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """The ConText modifiers of one mention."""
+
+    negated: bool = False
+    hypothetical: bool = False
+    family: bool = False
+    historical: bool = False
+    uncertain: bool = False
+
+
+@cache
+def pipeline() -> Any:
+    """The cached spaCy + medspaCy pipeline (about 2 s to build)."""
+    import medspacy  # type: ignore[import-untyped]
+    import spacy
+
+    nlp = medspacy.load(spacy.blank("en"), enable=["medspacy_context"])
+    for name in ("medspacy_pyrush", "medspacy_target_matcher"):
+        if name in nlp.pipe_names:
+            nlp.remove_pipe(name)
+    nlp.add_pipe("sentencizer", first=True)
+    return nlp
+
+
+def assertions(
+    text: str, spans: Sequence[tuple[int, int]], masked: Sequence[tuple[int, int]] = ()
+) -> list[Assertion]:
+    """ConText modifiers for each (start, end) character span of `text`, in order.
+
+    `masked` ranges are blanked (same length, so offsets hold) before ConText reads the
+    text: a leading "no ," that answers a question must not negate what follows.
+    """
+    if not spans:
+        return []
+    for lo, hi in masked:
+        text = text[:lo] + " " * (hi - lo) + text[hi:]
+    from spacy.tokens import Span
+    from spacy.util import filter_spans
+
+    nlp = pipeline()
+    doc = nlp.make_doc(text)
+    ents: dict[tuple[int, int], Span] = {}
+    for start, end in spans:
+        ent = doc.char_span(start, end, label="MENTION", alignment_mode="expand")
+        if ent is not None:
+            ents[(start, end)] = ent
+    doc.ents = filter_spans(list(ents.values()))
+    for _, component in nlp.pipeline:
+        doc = component(doc)
+    by_token = {(e.start, e.end): e for e in doc.ents}
+    out: list[Assertion] = []
+    for key in spans:
+        ent = ents.get(key)
+        found = by_token.get((ent.start, ent.end)) if ent is not None else None
+        if found is None:
+            out.append(Assertion())
+            continue
+        out.append(
+            Assertion(
+                negated=bool(found._.is_negated),
+                hypothetical=bool(found._.is_hypothetical),
+                family=bool(found._.is_family),
+                historical=bool(found._.is_historical),
+                uncertain=bool(found._.is_uncertain),
+            )
+        )
+    return out

@@ -1,0 +1,180 @@
+"""Finding what a message mentions: symptoms, conditions, body complaints, medications."""
+
+import re
+from dataclasses import dataclass, field
+
+from engine.memories.drugs import find_in_tokens
+from engine.memories.lexicon import Lexicon
+from engine.memories.text import Token, tokenize
+
+SYMPTOMISH = frozenset({"symptom", "condition", "body"})
+MEDS = frozenset({"drug", "mednoun"})
+_IRREGULAR = {"feet": "foot", "teeth": "tooth", "calves": "calf"}
+_MODIFIER_STOP = frozenset(
+    [
+        "my",
+        "the",
+        "a",
+        "an",
+        "your",
+        "his",
+        "her",
+        "their",
+        "our",
+        "this",
+        "that",
+        "these",
+        "those",
+        "all",
+        "any",
+        "some",
+        "of",
+        "for",
+        "to",
+        "and",
+        "i",
+        "you",
+        "me",
+        "it",
+        "new",
+        "old",
+        "other",
+        "same",
+        "what",
+        "which",
+        "other",
+        "was",
+        "were",
+        "is",
+        "are",
+        "been",
+        "taking",
+        "take",
+        "on",
+    ]
+)
+_WINDOW = 6
+# "blood pressure cuff" is a device, not a reading.
+_DEVICE = re.compile(r"\s*(cuff|machine|monitor|meter|log|check)s?\b", re.IGNORECASE)
+
+
+@dataclass
+class Mention:
+    """One thing a message mentions, with character offsets into the message text."""
+
+    kind: str  # symptom | condition | body | drug | mednoun
+    start: int
+    end: int
+    subject: str
+    canonical: str = ""
+    source: str = ""
+    drugs: tuple[str, ...] = ()
+    class_drugs: tuple[str, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def singular(word: str) -> str:
+    """A body-part or noun in the singular ("knees" → "knee", "feet" → "foot")."""
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
+    """Everything of interest in `text`, without overlaps (longer and medication first)."""
+    tokens = tokenize(text)
+    found = _meds(tokens, lex) + _body(tokens, lex)
+    found += [
+        m
+        for m in _lexical(tokens, lex.conditions.find(tokens), "condition")
+        if not _DEVICE.match(text[m.end :])
+    ]
+    found += _symptoms(tokens, lex)
+    chosen: list[Mention] = []
+    for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
+        if all(m.end <= c.start or m.start >= c.end for c in chosen):
+            chosen.append(m)
+    return sorted(chosen, key=lambda m: m.start)
+
+
+def _priority(m: Mention) -> int:
+    return {"drug": 0, "mednoun": 1, "body": 2, "condition": 3, "symptom": 4}[m.kind]
+
+
+def _lexical(tokens: list[Token], hits: list[tuple[int, int, str]], kind: str) -> list[Mention]:
+    out = []
+    for i, j, canonical in hits:
+        surface = " ".join(t.text for t in tokens[i:j])
+        out.append(Mention(kind, tokens[i].start, tokens[j - 1].end, surface, canonical))
+    return out
+
+
+def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
+    out = []
+    lay = lex.lay_terms
+    for i, j, term in lex.symptoms.find(tokens, plurals=lambda key: key not in lay):
+        surface = " ".join(t.text for t in tokens[i:j])
+        subject = term.canonical if term.source == "lay" else surface
+        out.append(
+            Mention(
+                "symptom", tokens[i].start, tokens[j - 1].end, subject, term.canonical, term.source
+            )
+        )
+    return out
+
+
+def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
+    """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint."""
+    parts = lex.body_parts.find(tokens)
+    complaints = lex.complaints.find(tokens)
+    out = []
+    for ci, cj, complaint in complaints:
+        near = [p for p in parts if p[1] > ci - _WINDOW and p[0] < cj + _WINDOW]
+        if not near:
+            continue
+        pi, pj, part = min(near, key=lambda p: abs(p[0] - ci))
+        if _crosses_sentence(tokens, min(pi, ci), max(pj, cj)):
+            continue
+        lo, hi = min(pi, ci), max(pj, cj)
+        subject = f"{' '.join(singular(w) for w in part.split())} {complaint}"
+        out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
+    return out
+
+
+def _crosses_sentence(tokens: list[Token], lo: int, hi: int) -> bool:
+    return any(tokens[k + 1].start - tokens[k].end > 2 for k in range(lo, hi - 1))
+
+
+def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
+    out = []
+    for i, j, name in find_in_tokens([t.text for t in tokens]):
+        surface = " ".join(t.text for t in tokens[i:j])
+        out.append(
+            Mention("drug", tokens[i].start, tokens[j - 1].end, name, surface, drugs=(name,))
+        )
+    for i, j, noun in lex.med_nouns.find(tokens, plurals=True):
+        lo = i
+        while lo > 0 and i - lo < 3 and tokens[lo - 1].text not in _MODIFIER_STOP:
+            lo -= 1
+        phrase = " ".join(t.text for t in tokens[lo:j])
+        out.append(
+            Mention(
+                "mednoun",
+                tokens[lo].start,
+                tokens[j - 1].end,
+                phrase,
+                noun,
+                class_drugs=_class_drugs(phrase, lex),
+            )
+        )
+    return out
+
+
+def _class_drugs(phrase: str, lex: Lexicon) -> tuple[str, ...]:
+    drugs: list[str] = []
+    for key, members in lex.med_classes.items():
+        if re.search(rf"\b{re.escape(key)}\b", phrase):
+            drugs.extend(members)
+    return tuple(dict.fromkeys(drugs))

@@ -1,0 +1,92 @@
+"""generate-memories (SPEC §3): new messages → memories + relationships, written once.
+
+The session's `processed_through` watermark moves in the same transaction as the
+memories, so a retry after a crash or a concurrent second call creates nothing twice:
+the store refuses a batch whose watermark no longer stands where it was read.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from engine.memories.extractor import MEMORY_ROLES, Extractor, accept
+from engine.memories.relate import relate
+from engine.models import Batch, Memory, Message, Relationship, Scope, Watermark
+from engine.store import GraphStore
+
+# How many earlier messages the extractor sees as context (e.g. the question that a
+# first new message answers); memories still need evidence in the new range.
+CONTEXT_MESSAGES = 4
+
+
+class GenerateResult(BaseModel):
+    """What one generate-memories call did."""
+
+    status: Literal["ok", "nothing-new"]
+    memories: list[Memory] = []
+    relationships: list[Relationship] = []
+    processed_through: int
+
+
+def generate_memories(
+    store: GraphStore, scope: Scope, session_id: str, extractor: Extractor | None = None
+) -> GenerateResult:
+    """Extracts memories from the session's unprocessed messages and links them to facts.
+
+    Args:
+        store: the graph store.
+        scope: the (org, patient) the session belongs to.
+        session_id: the session to process.
+        extractor: defaults to the offline extractor.
+
+    Returns:
+        "nothing-new" when no message is past the watermark; otherwise "ok" with the
+        memories and relationships written.
+
+    Raises:
+        NotFound: the session does not exist.
+        Conflict: another call moved the watermark first (nothing was written).
+    """
+    if extractor is None:
+        from engine.memories.offline import OfflineExtractor
+
+        extractor = OfflineExtractor()
+    session = store.get_session(scope, session_id)
+    done = session.processed_through
+    new = store.list_messages(scope, session_id, after=done)
+    if not new:
+        return GenerateResult(status="nothing-new", processed_through=done)
+    earlier = store.list_messages(scope, session_id, after=max(0, done - CONTEXT_MESSAGES))
+    context = [m for m in earlier if m.seq <= done]
+    messages = context + new
+    facts = store.list_facts(scope)
+    candidates = extractor.extract(messages, facts)
+    memories = [
+        m
+        for m in accept(candidates, messages, extractor.name, extractor.version)
+        if _spoken_in(m, done, messages)
+    ]
+    relationships = relate(memories, facts)
+    last = new[-1].seq
+    store.write(
+        scope,
+        Batch(
+            memories=tuple(memories),
+            relationships=tuple(relationships),
+            watermark=Watermark(session_id=session_id, expected=done, new=last),
+        ),
+    )
+    return GenerateResult(
+        status="ok", memories=memories, relationships=relationships, processed_through=last
+    )
+
+
+def _spoken_in(memory: Memory, after: int, messages: list[Message]) -> bool:
+    """Every patient/caregiver quote of the memory lies in the new range."""
+    roles = {m.message_id: m.role.value for m in messages}
+    seqs = [
+        int(e.message_id.rsplit(":", 1)[1])
+        for e in memory.evidence
+        if roles.get(e.message_id) in MEMORY_ROLES
+    ]
+    return bool(seqs) and min(seqs) > after

@@ -1,0 +1,208 @@
+"""The ingest pipeline: inputs → readers → per-patient batches → the store.
+
+Every batch is one store transaction and every write is idempotent, so an ingest that is
+interrupted and rerun converges to the same graph, and two overlapping ingests running at
+once create no duplicates.
+"""
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult
+from engine.store import GraphStore
+from ingest.cda import read_cda
+from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
+from ingest.records import Problem, Record
+
+BATCH_SIZE = 500
+NDJSON_SUFFIXES = (".ndjson", ".ndjson.gz")
+
+Reader = Iterator[Record | Problem]
+Progress = Callable[[int], None]
+
+
+class Deltas(BaseModel):
+    """What an ingest changed, summed over its batches."""
+
+    facts_added: int = 0
+    facts_merged: int = 0
+    facts_removed: int = 0
+    sources_added: int = 0
+    sources_replaced: int = 0
+    sources_unchanged: int = 0
+    sources_stale: int = 0
+    relationships_added: int = 0  # fact-to-fact links (PRESCRIBED_FOR...)
+    relationships_skipped: int = 0  # links naming a fact that was not ingested
+
+    def add(self, result: WriteResult) -> None:
+        counts = result.model_dump()
+        counts["relationships_added"] = result.links_added
+        counts["relationships_skipped"] = result.links_skipped
+        for name in Deltas.model_fields:
+            setattr(self, name, getattr(self, name) + counts[name])
+
+
+class IngestReport(BaseModel):
+    """The outcome of one ingest: deltas, per-patient counts, and every located problem."""
+
+    files: int = 0
+    resources: int = 0
+    rejected: int = 0
+    patients: dict[str, int] = {}
+    deltas: Deltas = Deltas()
+    warnings: list[Problem] = []
+    errors: list[Problem] = []
+    unusable: list[Problem] = []
+
+    @property
+    def exit_code(self) -> int:
+        """0: everything ingested; 1: some resources rejected; 2: unusable input."""
+        if self.unusable:
+            return 2
+        return 1 if self.errors else 0
+
+
+@dataclass
+class _PatientBuffer:
+    patient: Patient | None = None
+    sources: list[SourceClaims] = field(default_factory=list)
+    links: list[FactLink] = field(default_factory=list)
+
+
+class Ingestor:
+    """Feeds readers' records into the store for one org, batching per patient."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        org: str,
+        patient: str | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self._store = store
+        self._org = org
+        self._patient = patient
+        self._progress = progress or (lambda _: None)
+        self.report = IngestReport()
+
+    def feed(self, label: str, reader: Reader) -> None:
+        """Consumes one input's records; links are written once its facts are all in."""
+        self.report.files += 1
+        buffers: dict[str, _PatientBuffer] = {}
+        read = 0
+        for item in reader:
+            if isinstance(item, Problem):
+                self._problem(item)
+                continue
+            read += 1
+            self._progress(1)
+            self.report.resources += 1
+            buffer = buffers.setdefault(self._patient or item.patient_ref, _PatientBuffer())
+            if item.patient is not None:
+                buffer.patient = item.patient
+            if item.source is not None:
+                buffer.sources.append(item.source)
+            buffer.links.extend(item.links)
+            if len(buffer.sources) >= BATCH_SIZE:
+                self._flush(self._patient or item.patient_ref, buffer, with_links=False)
+        for patient, buffer in buffers.items():
+            self._flush(patient, buffer, with_links=True)
+        if read == 0 and not self.report.unusable and not self._errors_in(label):
+            self.report.warnings.append(
+                Problem(severity="warning", file=label, message="no usable resources found")
+            )
+
+    def _errors_in(self, label: str) -> bool:
+        return any(p.file == label for p in self.report.errors)
+
+    def _problem(self, problem: Problem) -> None:
+        if problem.fatal:
+            self.report.unusable.append(problem)
+        elif problem.severity == "warning":
+            self.report.warnings.append(problem)
+        else:
+            self.report.rejected += 1
+            self.report.errors.append(problem)
+
+    def _flush(self, patient: str, buffer: _PatientBuffer, with_links: bool) -> None:
+        links = tuple(buffer.links) if with_links else ()
+        if buffer.patient is None and not buffer.sources and not links:
+            return
+        scope = Scope(org=self._org, patient=patient)
+        batch = Batch(patient=buffer.patient, sources=tuple(buffer.sources), fact_links=links)
+        result = self._store.write(scope, batch)
+        self.report.deltas.add(result)
+        self.report.patients[patient] = self.report.patients.get(patient, 0) + len(buffer.sources)
+        buffer.patient = None
+        buffer.sources.clear()
+        if with_links:
+            buffer.links.clear()
+
+
+def readers_for(
+    paths: Iterable[Path], patient_key: str | None = None
+) -> Iterator[tuple[str, Reader]]:
+    """(label, reader) for every input under the paths; a folder of NDJSON is one export."""
+    for path in paths:
+        if path.is_dir():
+            if any(p.name.endswith(NDJSON_SUFFIXES) for p in path.iterdir()):
+                yield str(path), read_fhir_ndjson(path, str(path), patient_key)
+            for child in sorted(p for p in path.iterdir() if p.is_dir() or _is_document(p)):
+                yield from readers_for([child], patient_key)
+        elif path.name.endswith(NDJSON_SUFFIXES):
+            yield str(path), read_fhir_ndjson(path, str(path), patient_key)
+        else:
+            yield str(path), _read_document(path, patient_key)
+
+
+def _is_document(path: Path) -> bool:
+    return path.suffix.lower() in {".json", ".xml"}
+
+
+def _read_document(path: Path, patient_key: str | None) -> Reader:
+    label = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        yield Problem(file=label, message=f"cannot read: {e.strerror or e}")
+        return
+    yield from read_bytes(data, label, patient_key)
+
+
+def read_bytes(
+    data: bytes, label: str, patient_key: str | None = None, media_type: str | None = None
+) -> Reader:
+    """Chooses the reader by media type, else by the content's first character."""
+    head = data.lstrip()[:1]
+    if media_type == "application/fhir+ndjson":
+        return read_fhir_ndjson_bytes(data, label, patient_key)
+    if head == b"<" or media_type in {"application/xml", "text/xml", "application/cda+xml"}:
+        return read_cda(data, label, patient_key)
+    if head in {b"{", b"["} or media_type in {"application/json", "application/fhir+json"}:
+        return read_fhir_json(data, label, patient_key)
+    return iter(
+        [Problem(file=label, fatal=True, message="not FHIR JSON, FHIR NDJSON or C-CDA XML")]
+    )
+
+
+def ingest_paths(
+    store: GraphStore,
+    org: str,
+    paths: Iterable[Path],
+    patient_key: str | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingests files and folders (any mix) into the org; see `IngestReport.exit_code`."""
+    ingestor = Ingestor(store, org, progress=progress)
+    for path in paths:
+        if not path.exists():
+            ingestor.report.unusable.append(
+                Problem(file=str(path), fatal=True, message="no such file")
+            )
+            continue
+        for label, reader in readers_for([path], patient_key):
+            ingestor.feed(label, reader)
+    return ingestor.report

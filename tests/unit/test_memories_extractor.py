@@ -1,0 +1,180 @@
+"""The shared acceptance checks and the offline extractor's reading of a conversation."""
+
+from engine.memories.extractor import Candidate, Quote, accept, memory_id
+from engine.memories.offline import OfflineExtractor
+from engine.models import Fact, Memory, MemoryType, Role
+from tests.unit.test_memories_builders import condition, conversation, medication
+
+CHF = condition("condition:snomed:42343007", "Congestive heart failure", ref="Condition/chf")
+
+
+def run(*turns: tuple[str, str], facts: tuple[Fact, ...] = ()) -> list[Memory]:
+    messages = conversation(*turns)
+    extractor = OfflineExtractor()
+    return accept(extractor.extract(messages, list(facts)), messages, "offline", "1")
+
+
+def by_type(memories: list[Memory], kind: MemoryType) -> list[Memory]:
+    return [m for m in memories if m.type is kind]
+
+
+# -- verbatim quotes -------------------------------------------------------------------
+
+
+def test_a_hallucinated_quote_is_rejected_and_a_verbatim_one_kept() -> None:
+    messages = conversation(("patient", "I stopped the metformin last week."))
+    mid = messages[0].message_id
+    good = Candidate(
+        type="adherence",
+        subject="metformin",
+        text="stopped",
+        evidence=[Quote(message_id=mid, quote="I stopped the metformin")],
+    )
+    invented = Candidate(
+        type="adherence",
+        subject="metformin",
+        text="stopped",
+        evidence=[Quote(message_id=mid, quote="I quit metformin")],
+    )
+    kept = accept([good, invented], messages, "x", "1")
+    assert [m.evidence[0].quote for m in kept] == ["I stopped the metformin"]
+    assert (kept[0].evidence[0].start, kept[0].evidence[0].end) == (0, 23)
+
+
+def test_quotes_are_case_sensitive_and_offsets_are_checked() -> None:
+    messages = conversation(("patient", "My knee hurts."))
+    mid = messages[0].message_id
+    wrong_case = Candidate(
+        type="symptom",
+        subject="knee pain",
+        text="",
+        evidence=[Quote(message_id=mid, quote="my knee hurts")],
+    )
+    wrong_offset = Candidate(
+        type="symptom",
+        subject="knee pain",
+        text="",
+        evidence=[Quote(message_id=mid, quote="knee", start=0, end=4)],
+    )
+    assert accept([wrong_case, wrong_offset], messages, "x", "1") == []
+
+
+def test_unknown_types_and_provider_only_evidence_are_rejected() -> None:
+    messages = conversation(("provider", "Your blood pressure is high."), ("patient", "Okay."))
+    odd = Candidate(
+        type="diagnosis",
+        subject="x",
+        text="",
+        evidence=[Quote(message_id=messages[1].message_id, quote="Okay.")],
+    )
+    provider = Candidate(
+        type="symptom",
+        subject="blood pressure",
+        text="",
+        evidence=[Quote(message_id=messages[0].message_id, quote="blood pressure")],
+    )
+    assert accept([odd, provider], messages, "x", "1") == []
+
+
+def test_memory_ids_are_deterministic() -> None:
+    messages = conversation(("patient", "I have a headache every morning."))
+    candidate = Candidate(
+        type="symptom",
+        subject="headache",
+        text="",
+        evidence=[Quote(message_id=messages[0].message_id, quote="a headache")],
+    )
+    first = accept([candidate], messages, "x", "1")[0]
+    again = accept([candidate], messages, "x", "1")[0]
+    assert (
+        first.memory_id == again.memory_id == memory_id("s1", "symptom", "headache", first.evidence)
+    )
+
+
+# -- speaker roles ---------------------------------------------------------------------
+
+
+def test_a_provider_statement_is_not_a_memory() -> None:
+    memories = run(
+        ("provider", "You have some swelling in your legs and a headache."), ("patient", "Okay.")
+    )
+    assert memories == []
+
+
+def test_a_patient_yes_to_a_question_is_a_memory_quoting_both() -> None:
+    memories = run(("provider", "Any constipation?"), ("patient", "Yes."))
+    [memory] = by_type(memories, MemoryType.SYMPTOM)
+    assert memory.subject == "constipation"
+    assert memory.attributes["present"] is True
+    assert {e.quote for e in memory.evidence} == {"Yes.", "Any constipation?"}
+    assert memory.speaker is Role.PATIENT
+
+
+def test_yes_to_are_you_taking_is_adherence_with_the_generic_name() -> None:
+    memories = run(("provider", "Are you taking the Norvasc?"), ("patient", "Yep."))
+    [memory] = by_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "amlodipine"
+    assert memory.attributes["behavior"] == "as_prescribed"
+
+
+def test_a_caregiver_statement_counts_with_its_speaker() -> None:
+    memories = run(("caregiver", "She has been very dizzy since Monday."))
+    [memory] = by_type(memories, MemoryType.SYMPTOM)
+    assert memory.subject == "dizziness" and memory.speaker is Role.CAREGIVER
+
+
+# -- ConText: negation, family, hypothetical -------------------------------------------
+
+
+def test_a_denied_symptom_with_nothing_on_file_is_not_a_memory() -> None:
+    assert by_type(run(("patient", "I have no fever.")), MemoryType.SYMPTOM) == []
+
+
+def test_a_denied_manifestation_of_a_recorded_condition_is_kept_as_absent() -> None:
+    memories = run(
+        ("provider", "Any swelling in your legs?"), ("patient", "No, not at all."), facts=(CHF,)
+    )
+    [memory] = by_type(memories, MemoryType.SYMPTOM)
+    assert memory.subject == "leg swelling" and memory.attributes["present"] is False
+
+
+def test_family_history_and_hypotheticals_are_not_memories() -> None:
+    memories = run(
+        ("patient", "My mother had terrible migraines."),
+        ("patient", "If I get chest pain I will call you."),
+    )
+    assert by_type(memories, MemoryType.SYMPTOM) == []
+
+
+def test_a_leading_no_answers_the_question_and_does_not_negate() -> None:
+    memories = run(("provider", "Any cough?"), ("patient", "No, but I have a stuffy nose."))
+    subjects = {m.subject for m in by_type(memories, MemoryType.SYMPTOM)}
+    assert subjects == {"stuffy nose"}
+
+
+# -- adherence, concerns, preferences --------------------------------------------------
+
+
+def test_stopping_a_brand_name_drug_is_adherence_stopped_under_its_generic() -> None:
+    memories = run(("patient", "I stopped taking the Prozac because it made me sleepy."))
+    [memory] = by_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "fluoxetine"
+    assert memory.attributes["behavior"] == "stopped"
+    assert "because" in memory.attributes["reason"]
+
+
+def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
+    facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
+    assert (
+        by_type(run(("patient", "Metformin, lisinopril."), facts=facts), MemoryType.ADHERENCE) == []
+    )
+
+
+def test_a_worried_question_is_a_concern_and_a_stated_wish_a_preference() -> None:
+    memories = run(
+        ("patient", "I'm scared this lump could be cancer."),
+        ("patient", "Please text me rather than call."),
+    )
+    assert len(by_type(memories, MemoryType.CONCERN)) == 1
+    [preference] = by_type(memories, MemoryType.PREFERENCE)
+    assert preference.subject == "communication"
