@@ -1,55 +1,29 @@
 """The `cce` command line: an interface beside the HTTP app, on the same engine."""
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from engine.errors import EngineError
-from engine.models import Fact, FactKind, Scope
+from api.cli_common import (
+    JsonOption,
+    OrgOption,
+    StoreOption,
+    console,
+    errors,
+    opened_store,
+    org_of,
+    print_json,
+    scope_of,
+)
+from engine.models import Fact, FactKind
 from engine.settings import get_settings
 from engine.store import GraphStore, open_store
 from ingest.pipeline import IngestReport, ingest_paths
 
 app = typer.Typer(help="Clinical Context Engine: patient facts and memories, linked.")
-console = Console()
-errors = Console(stderr=True)
-
-StoreOption = Annotated[
-    str | None, typer.Option("--store", help="Store URL (default: CCE_STORE_URL).")
-]
-OrgOption = Annotated[str | None, typer.Option("--org", help="Tenant (default: CCE_ORG).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-
-
-@contextmanager
-def _store(url: str | None) -> Iterator[GraphStore]:
-    store = open_store(url or get_settings().store_url)
-    try:
-        yield store
-    except EngineError as e:
-        errors.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from e
-    finally:
-        store.close()
-
-
-def _scope(org: str | None, patient: str) -> Scope:
-    try:
-        return Scope(org=org or get_settings().org, patient=patient)
-    except ValueError as e:
-        errors.print(f"[red]error:[/red] patient and org must match ^[A-Za-z0-9._-]{{1,128}}$: {e}")
-        raise typer.Exit(2) from e
-
-
-def _print_json(value: Any) -> None:
-    typer.echo(json.dumps(value, indent=2, default=str))
 
 
 @app.command()
@@ -66,13 +40,13 @@ def ingest(
     as_json: JsonOption = False,
 ) -> None:
     """Ingest EHR exports. Exit 0: all ingested; 1: some resources rejected; 2: unusable."""
-    with _store(store) as graph:
+    with opened_store(store) as graph:
         if as_json:
-            report = ingest_paths(graph, org or get_settings().org, paths, patient_key)
+            report = ingest_paths(graph, org_of(org), paths, patient_key)
         else:
-            report = _ingest_with_progress(graph, org or get_settings().org, paths, patient_key)
+            report = _ingest_with_progress(graph, org_of(org), paths, patient_key)
     if as_json:
-        _print_json(report.model_dump(mode="json") | {"exit_code": report.exit_code})
+        print_json(report.model_dump(mode="json") | {"exit_code": report.exit_code})
     else:
         _print_report(report)
     raise typer.Exit(report.exit_code)
@@ -130,11 +104,11 @@ def facts(
     as_json: JsonOption = False,
 ) -> None:
     """List a patient's merged facts."""
-    scope = _scope(org, patient)
-    with _store(store) as graph:
+    scope = scope_of(org, patient)
+    with opened_store(store) as graph:
         found = graph.list_facts(scope, kind, status)
     if as_json:
-        _print_json([fact.model_dump(mode="json") for fact in found])
+        print_json([fact.model_dump(mode="json") for fact in found])
         return
     console.print(_facts_table(patient, found))
 
@@ -164,14 +138,14 @@ def erase(
     as_json: JsonOption = False,
 ) -> None:
     """Erase everything of one patient, then verify that nothing remains."""
-    scope = _scope(org, patient)
+    scope = scope_of(org, patient)
     if not yes and not typer.confirm(f"Erase every record of patient {patient}?"):
         raise typer.Exit(1)
-    with _store(store) as graph:
+    with opened_store(store) as graph:
         removed = graph.erase_patient(scope)
         remaining = graph.count_patient_items(scope)
     if as_json:
-        _print_json({"patient": patient, "removed": removed, "remaining": remaining})
+        print_json({"patient": patient, "removed": removed, "remaining": remaining})
     else:
         console.print(f"erased {patient}: {removed} items removed, {remaining} remaining")
     if remaining:
@@ -194,3 +168,15 @@ def serve(
         uvicorn.run(create_app(graph), host=host, port=port)
     finally:
         graph.close()
+
+
+def _register() -> None:
+    from api import cli_memories
+
+    app.add_typer(cli_memories.session_app, name="session")
+    app.command("generate-memories")(cli_memories.generate_memories_command)
+    app.command("memories")(cli_memories.memories_command)
+    app.command("eval")(cli_memories.eval_command)
+
+
+_register()

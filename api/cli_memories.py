@@ -1,0 +1,175 @@
+"""`cce session`, `cce generate-memories`, `cce memories` and `cce eval`."""
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel, ValidationError
+from rich.table import Table
+
+from api.cli_common import (
+    JsonOption,
+    OrgOption,
+    StoreOption,
+    console,
+    errors,
+    opened_store,
+    org_of,
+    print_json,
+    scope_of,
+)
+from api.schemas import MemoryPublic, memories_public, new_session_id
+from engine.errors import NotFound
+from engine.memories.service import generate_memories
+from engine.models import MemoryType, NewMessage, Role, Scope, Session
+from engine.store import GraphStore
+
+session_app = typer.Typer(help="Open sessions and import conversations.")
+
+
+class Turn(BaseModel):
+    role: Role
+    text: str
+
+
+class Transcript(BaseModel):
+    """The eval transcript format: `{"id", "source", "turns": [{"role", "text"}]}`."""
+
+    id: str | None = None
+    source: str | None = None
+    turns: list[Turn]
+
+
+@session_app.command("new")
+def session_new(
+    patient: str, store: StoreOption = None, org: OrgOption = None, as_json: JsonOption = False
+) -> None:
+    """Open a session for a patient; prints its id."""
+    scope = scope_of(org, patient)
+    with opened_store(store) as graph:
+        session = graph.create_session(scope, Session(session_id=new_session_id()))
+    if as_json:
+        print_json(session.model_dump(mode="json"))
+    else:
+        typer.echo(session.session_id)
+
+
+@session_app.command("import")
+def session_import(
+    patient: str,
+    transcript: Path,
+    store: StoreOption = None,
+    org: OrgOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Open a session and append a transcript's turns as its messages."""
+    scope = scope_of(org, patient)
+    try:
+        parsed = Transcript.model_validate_json(transcript.read_bytes())
+    except (OSError, ValidationError) as e:
+        errors.print(f"[red]error:[/red] {transcript}: not a readable transcript: {e}")
+        raise typer.Exit(2) from e
+    messages = [NewMessage(role=t.role, text=t.text) for t in parsed.turns if t.text.strip()]
+    with opened_store(store) as graph:
+        session = graph.create_session(scope, Session(session_id=new_session_id()))
+        added = graph.append_messages(scope, session.session_id, messages) if messages else []
+    if as_json:
+        print_json({"session_id": session.session_id, "messages": len(added)})
+    else:
+        console.print(f"{session.session_id}: {len(added)} messages imported for {patient}")
+        typer.echo(session.session_id)
+
+
+def _find_session(graph: GraphStore, org: str, session_id: str, patient: str | None) -> Scope:
+    if patient is not None:
+        return scope_of(org, patient)
+    owners = []
+    for candidate in graph.list_patients(org):
+        scope = Scope(org=org, patient=candidate)
+        try:
+            graph.get_session(scope, session_id)
+        except NotFound:
+            continue
+        owners.append(scope)
+    if len(owners) != 1:
+        raise (
+            NotFound("session", session_id)
+            if not owners
+            else typer.BadParameter(
+                f"session {session_id} exists for several patients; name one with --patient"
+            )
+        )
+    return owners[0]
+
+
+def generate_memories_command(
+    session: str,
+    patient: Annotated[str | None, typer.Option(help="The session's patient.")] = None,
+    store: StoreOption = None,
+    org: OrgOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Extract memories from a session's new messages and link them to facts."""
+    with opened_store(store) as graph:
+        scope = _find_session(graph, org_of(org), session, patient)
+        result = generate_memories(graph, scope, session)
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+        return
+    console.print(
+        f"{result.status}: {len(result.memories)} memories, "
+        f"{len(result.relationships)} relationships (processed through message "
+        f"{result.processed_through})"
+    )
+    for memory in result.memories:
+        console.print(f"  [bold]{memory.type.value}[/bold] {memory.subject}: {memory.text}")
+
+
+def memories_command(
+    patient: str,
+    type: Annotated[MemoryType | None, typer.Option(help="Only this type.")] = None,
+    store: StoreOption = None,
+    org: OrgOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A patient's memories with their relationships to facts."""
+    scope = scope_of(org, patient)
+    with opened_store(store) as graph:
+        found = memories_public(graph, scope, graph.list_memories(scope, type))
+    if as_json:
+        print_json([m.model_dump(mode="json") for m in found])
+        return
+    console.print(_memories_table(patient, found))
+
+
+def _memories_table(patient: str, found: list[MemoryPublic]) -> Table:
+    table = Table(title=f"{len(found)} memories of {patient}")
+    for column in ("date", "type", "subject", "quote", "relationships"):
+        table.add_column(column)
+    for memory in found:
+        quote = " … ".join(str(e["quote"]) for e in memory.evidence)
+        links = ", ".join(
+            f"{r.type.value} {r.fact_label or r.fact_id}" for r in memory.relationships
+        )
+        table.add_row(
+            memory.created_at.date().isoformat(), memory.type.value, memory.subject, quote, links
+        )
+    return table
+
+
+def eval_command(
+    directory: Annotated[Path, typer.Argument(help="A folder of cases in the eval format.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Score extraction and relationships on annotated cases (GUIDELINE §4)."""
+    from api.evaluate import case_dirs, evaluate_dir, render
+
+    if not directory.is_dir() or not case_dirs(directory):
+        errors.print(f"[red]error:[/red] {directory}: no case folders (transcript, record, gold)")
+        raise typer.Exit(2)
+    report = evaluate_dir(directory)
+    if as_json:
+        typer.echo(json.dumps(report.model_dump(mode="json"), indent=2))
+    else:
+        typer.echo(render(report))

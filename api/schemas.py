@@ -1,0 +1,157 @@
+"""Public shapes of sessions and memories (SPEC §5), shared by the HTTP API and the CLI."""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from engine.models import (
+    Fact,
+    FactKind,
+    Identifier,
+    Memory,
+    MemoryRecord,
+    MemoryType,
+    Message,
+    NewMessage,
+    Relationship,
+    RelationshipType,
+    Role,
+    Scope,
+    Session,
+    SessionStatus,
+    SourceFormat,
+)
+from engine.store import GraphStore
+
+MAX_MESSAGES_PER_REQUEST = 500
+
+
+def new_session_id() -> str:
+    """A fresh, unguessable session id."""
+    return f"s-{uuid.uuid4().hex[:16]}"
+
+
+class SessionCreate(BaseModel):
+    session_id: Identifier | None = None
+
+
+class MessagesAppend(BaseModel):
+    messages: list[NewMessage] = Field(min_length=1, max_length=MAX_MESSAGES_PER_REQUEST)
+
+
+class MessagePublic(BaseModel):
+    message_id: str
+    seq: int
+    role: Role
+    text: str
+    timestamp: datetime
+
+    @classmethod
+    def of(cls, message: Message) -> "MessagePublic":
+        return cls(message_id=message.message_id, **message.model_dump(exclude={"session_id"}))
+
+
+class SessionPublic(BaseModel):
+    session_id: str
+    status: SessionStatus
+    processed_through: int
+    created_at: datetime
+    messages: list[MessagePublic] = []
+
+    @classmethod
+    def of(cls, session: Session, messages: list[Message] | None = None) -> "SessionPublic":
+        return cls(**session.model_dump(), messages=[MessagePublic.of(m) for m in messages or []])
+
+
+class SourcePublic(BaseModel):
+    format: SourceFormat
+    resource_type: str
+    resource_id: str
+
+
+class RelationshipPublic(BaseModel):
+    type: RelationshipType
+    fact_id: str
+    fact_kind: FactKind | None
+    fact_label: str | None
+    rationale: str
+    confidence: float
+    fact_sources: list[SourcePublic]
+
+    @classmethod
+    def of(cls, rel: Relationship, fact: Fact | None) -> "RelationshipPublic":
+        return cls(
+            type=rel.type,
+            fact_id=rel.fact_key,
+            fact_kind=fact.kind if fact else None,
+            fact_label=fact.label if fact else None,
+            rationale=rel.rationale,
+            confidence=rel.confidence,
+            fact_sources=[
+                SourcePublic(
+                    format=s.format, resource_type=s.resource_type, resource_id=s.resource_id
+                )
+                for s in (fact.sources if fact else ())
+            ],
+        )
+
+
+class MemoryPublic(BaseModel):
+    id: str
+    type: MemoryType
+    text: str
+    subject: str
+    evidence: list[dict[str, Any]]
+    speaker: Role
+    attributes: dict[str, Any]
+    confidence: float
+    extractor: str
+    created_at: datetime
+    session_id: str
+    relationships: list[RelationshipPublic]
+
+    @classmethod
+    def of(cls, record: MemoryRecord, facts: dict[str, Fact]) -> "MemoryPublic":
+        memory: Memory = record.memory
+        return cls(
+            id=memory.memory_id,
+            type=memory.type,
+            text=memory.text,
+            subject=memory.subject,
+            evidence=[e.model_dump() for e in memory.evidence],
+            speaker=memory.speaker,
+            attributes=memory.attributes,
+            confidence=memory.confidence,
+            extractor=f"{memory.extractor}/{memory.extractor_version}",
+            created_at=memory.created_at,
+            session_id=memory.session_id,
+            relationships=[
+                RelationshipPublic.of(r, facts.get(r.fact_key)) for r in record.relationships
+            ],
+        )
+
+
+class GeneratedRelationship(BaseModel):
+    memory_id: str
+    type: RelationshipType
+    fact_id: str
+    rationale: str
+    confidence: float
+
+
+class GenerateResponse(BaseModel):
+    status: str
+    processed_through: int
+    memories: list[MemoryPublic]
+    relationships: list[GeneratedRelationship]
+
+
+def memories_public(
+    store: GraphStore, scope: Scope, records: list[MemoryRecord]
+) -> list[MemoryPublic]:
+    """Memories in the public shape, with the related facts looked up once."""
+    wanted = {r.fact_key for record in records for r in record.relationships}
+    facts = {f.fact_key: f for f in store.list_facts(scope) if f.fact_key in wanted}
+    return [MemoryPublic.of(record, facts) for record in records]
