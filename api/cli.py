@@ -158,11 +158,25 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     store: StoreOption = None,
 ) -> None:
-    """Serve the HTTP API."""
+    """Serve the HTTP API (loopback only until OIDC or API keys are configured)."""
+    import ipaddress
+
     import uvicorn
 
     from api.app import create_app
 
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not get_settings().auth_configured:
+        errors.print(
+            f"[red]error:[/red] refusing to bind to {host}: no authentication is configured, so"
+            " every caller would act with every scope in org"
+            f" {get_settings().org!r}. Set CCE_OIDC_ISSUER and CCE_OIDC_AUDIENCE, or"
+            " CCE_API_KEYS / CCE_API_KEYS_FILE, or bind to 127.0.0.1."
+        )
+        raise typer.Exit(2)
     graph = open_store(store or get_settings().store_url)
     try:
         uvicorn.run(create_app(graph), host=host, port=port)
@@ -180,3 +194,7 @@ def _register() -> None:
 
 
 _register()
+
+
+if __name__ == "__main__":
+    app()
