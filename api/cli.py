@@ -37,14 +37,17 @@ def ingest(
         str | None,
         typer.Option(help="Patient identity: FHIR Patient id (default) or identifier:SYSTEM."),
     ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Processes parsing documents (default: one per core).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest EHR exports. Exit 0: all ingested; 1: some resources rejected; 2: unusable."""
     with opened_store(store) as graph:
         if as_json:
-            report = ingest_paths(graph, org_of(org), paths, patient_key)
+            report = ingest_paths(graph, org_of(org), paths, patient_key, workers=workers)
         else:
-            report = _ingest_with_progress(graph, org_of(org), paths, patient_key)
+            report = _ingest_with_progress(graph, org_of(org), paths, patient_key, workers)
     if as_json:
         print_json(report.model_dump(mode="json") | {"exit_code": report.exit_code})
     else:
@@ -53,7 +56,7 @@ def ingest(
 
 
 def _ingest_with_progress(
-    graph: GraphStore, org: str, paths: list[Path], patient_key: str | None
+    graph: GraphStore, org: str, paths: list[Path], patient_key: str | None, workers: int | None
 ) -> IngestReport:
     columns = (
         SpinnerColumn(),
@@ -70,7 +73,7 @@ def _ingest_with_progress(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:,.0f} resources/s" if speed else "")
 
-        return ingest_paths(graph, org, paths, patient_key, progress=advance)
+        return ingest_paths(graph, org, paths, patient_key, progress=advance, workers=workers)
 
 
 def _print_report(report: IngestReport) -> None:

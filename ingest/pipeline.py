@@ -5,8 +5,13 @@ interrupted and rerun converges to the same graph, and two overlapping ingests r
 once create no duplicates.
 """
 
+import multiprocessing
+import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
+from multiprocessing.pool import Pool
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -142,34 +147,28 @@ class Ingestor:
             buffer.links.clear()
 
 
-def readers_for(
-    paths: Iterable[Path], patient_key: str | None = None
-) -> Iterator[tuple[str, Reader]]:
-    """(label, reader) for every input under the paths; a folder of NDJSON is one export."""
+def inputs(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
+    """(path, is_ndjson) for every input under the paths; a folder of NDJSON is one export."""
     for path in paths:
         if path.is_dir():
             if any(p.name.endswith(NDJSON_SUFFIXES) for p in path.iterdir()):
-                yield str(path), read_fhir_ndjson(path, str(path), patient_key)
-            for child in sorted(p for p in path.iterdir() if p.is_dir() or _is_document(p)):
-                yield from readers_for([child], patient_key)
-        elif path.name.endswith(NDJSON_SUFFIXES):
-            yield str(path), read_fhir_ndjson(path, str(path), patient_key)
+                yield path, True
+            yield from inputs(sorted(p for p in path.iterdir() if p.is_dir() or _is_document(p)))
         else:
-            yield str(path), _read_document(path, patient_key)
+            yield path, path.name.endswith(NDJSON_SUFFIXES)
 
 
 def _is_document(path: Path) -> bool:
     return path.suffix.lower() in {".json", ".xml"}
 
 
-def _read_document(path: Path, patient_key: str | None) -> Reader:
-    label = str(path)
+def read_document(path: Path, patient_key: str | None = None) -> list[Record | Problem]:
+    """Everything one FHIR JSON or C-CDA file yields (documents are read whole anyway)."""
     try:
         data = path.read_bytes()
     except OSError as e:
-        yield Problem(file=label, message=f"cannot read: {e.strerror or e}")
-        return
-    yield from read_bytes(data, label, patient_key)
+        return [Problem(file=str(path), fatal=True, message=f"cannot read: {e.strerror or e}")]
+    return list(read_bytes(data, str(path), patient_key))
 
 
 def read_bytes(
@@ -194,15 +193,41 @@ def ingest_paths(
     paths: Iterable[Path],
     patient_key: str | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> IngestReport:
-    """Ingests files and folders (any mix) into the org; see `IngestReport.exit_code`."""
+    """Ingests files and folders (any mix) into the org; see `IngestReport.exit_code`.
+
+    Documents (FHIR JSON, C-CDA) are parsed and validated by `workers` processes (default:
+    one per core) while this process writes, in input order, so the result is the same as
+    a serial run. NDJSON exports are streamed here, line by line.
+    """
     ingestor = Ingestor(store, org, progress=progress)
+    found: list[tuple[Path, bool]] = []
     for path in paths:
-        if not path.exists():
+        if path.exists():
+            found.extend(inputs([path]))
+        else:
             ingestor.report.unusable.append(
                 Problem(file=str(path), fatal=True, message="no such file")
             )
-            continue
-        for label, reader in readers_for([path], patient_key):
-            ingestor.feed(label, reader)
+    documents = [path for path, is_ndjson in found if not is_ndjson]
+    with _reader_pool(workers, len(documents)) as pool:
+        read = partial(read_document, patient_key=patient_key)
+        parsed = pool.imap(read, documents) if pool else map(read, documents)
+        for path, is_ndjson in found:
+            if is_ndjson:
+                ingestor.feed(str(path), read_fhir_ndjson(path, str(path), patient_key))
+            else:
+                ingestor.feed(str(path), iter(next(parsed)))
     return ingestor.report
+
+
+@contextmanager
+def _reader_pool(workers: int | None, documents: int) -> Iterator[Pool | None]:
+    """A forked process pool when there is parallel work and a core to run it on."""
+    count = min(workers or os.cpu_count() or 1, documents)
+    if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    with multiprocessing.get_context("fork").Pool(count) as pool:
+        yield pool
