@@ -126,3 +126,22 @@ def test_stale_watermark_writes_nothing(store: GraphStore, scope: Scope, session
         )
     assert store.list_memories(scope) == []
     assert store.get_session(scope, "s1").processed_through == 2
+
+
+@pytest.mark.parametrize("type_", list(RelationshipType))
+def test_every_relationship_type_round_trips(
+    store: GraphStore, scope: Scope, session: Session, type_: RelationshipType
+) -> None:
+    store.write(
+        scope,
+        Batch(memories=(memory("m1", "s1"),), relationships=(relationship("m1", type=type_),)),
+    )
+
+    (record,) = store.list_memories(scope)
+    (rel,) = record.relationships
+    assert (rel.type, rel.fact_key, rel.rationale) == (
+        type_,
+        METFORMIN,
+        relationship("m1").rationale,
+    )
+    assert store.get_fact(scope, METFORMIN).status == "current"  # the fact never changes
