@@ -21,8 +21,10 @@ from api.cli_common import (
 )
 from api.schemas import MemoryPublic, memories_public, new_session_id
 from engine.errors import NotFound
+from engine.memories.select import extractor_for
 from engine.memories.service import generate_memories
 from engine.models import MemoryType, NewMessage, Role, Scope, Session
+from engine.settings import get_settings
 from engine.store import GraphStore
 
 session_app = typer.Typer(help="Open sessions and import conversations.")
@@ -113,7 +115,7 @@ def generate_memories_command(
     """Extract memories from a session's new messages and link them to facts."""
     with opened_store(store) as graph:
         scope = _find_session(graph, org_of(org), session, patient)
-        result = generate_memories(graph, scope, session)
+        result = generate_memories(graph, scope, session, extractor_for(get_settings()))
     if as_json:
         print_json(result.model_dump(mode="json"))
         return

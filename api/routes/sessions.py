@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, status
 
-from api.deps import PID_PATTERN, ScopeDep, StoreDep
+from api.deps import PID_PATTERN, ScopeDep, SettingsDep, StoreDep
 from api.schemas import (
     GeneratedRelationship,
     GenerateResponse,
@@ -16,6 +16,7 @@ from api.schemas import (
     memories_public,
     new_session_id,
 )
+from engine.memories.select import extractor_for
 from engine.memories.service import generate_memories
 from engine.models import MemoryRecord, MemoryType, Session
 
@@ -53,9 +54,11 @@ def append_messages(
 
 
 @router.post("/sessions/{sid}/generate-memories")
-def generate(store: StoreDep, scope: ScopeDep, sid: SessionId) -> GenerateResponse:
+def generate(
+    store: StoreDep, scope: ScopeDep, settings: SettingsDep, sid: SessionId
+) -> GenerateResponse:
     """Extract memories from the messages after the watermark and link them to facts."""
-    result = generate_memories(store, scope, sid)
+    result = generate_memories(store, scope, sid, extractor_for(settings))
     records = [
         MemoryRecord(
             memory=m,

@@ -1,0 +1,347 @@
+"""An extractor that asks any OpenAI-compatible chat endpoint (`POST {base}/chat/completions`).
+
+The prompt condenses the annotation guideline; `llm_parse` reads the answer however the
+model wrapped it. The endpoint is retried a bounded number of times on 429, 5xx,
+timeouts and connection errors (honouring Retry-After, capped); when it keeps failing,
+`extract` raises `EngineError` and the service writes nothing. Token usage is kept per
+call (`last_call`, or `extract_with_usage`) and summed over the instance's life (`usage`).
+"""
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Self
+
+import httpx
+from pydantic import SecretStr
+
+from engine.errors import EngineError
+from engine.memories.extractor import Candidate
+from engine.memories.llm_parse import read_answer, to_candidates
+from engine.models import Fact, FactKind, Message, utcnow
+from engine.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+PROMPT_VERSION = "1.0.0"
+# Facts the model sees, by kind; labs and encounters would only crowd the prompt.
+_FACT_KINDS = (FactKind.CONDITION, FactKind.MEDICATION, FactKind.ALLERGY)
+_MAX_FACTS = 150
+_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+
+SYSTEM_PROMPT = """\
+You extract memories from a conversation between a clinician and a patient.
+
+A memory is one thing the patient (or a caregiver speaking for them) said that is worth
+keeping. There are four types, nothing else:
+- symptom: self-reported clinical state: a symptom, a feeling, a home reading, or the
+  patient's own statement that a condition is better, worse, gone or still there.
+  subject: the symptom or condition in plain words ("headache", "blood sugar").
+  attributes (when said): present (false for "gone"/"no longer"), onset, duration,
+  frequency, severity, trigger.
+- adherence: how the patient actually takes or does not take a medication: as
+  prescribed, missed doses, stopped, never started or filled, changed the dose or timing
+  on their own, ran out, cannot afford it. subject: the generic drug name.
+  attributes: behavior (as_prescribed, missed_doses, stopped, never_started,
+  changed_dose or ran_out), reason.
+- concern: a worry, fear or open question the patient raises. subject: a short topic
+  ("cancer risk").
+- preference: a communication, scheduling, care or identity preference. subject: exactly
+  one of communication, scheduling, care, identity. attributes: detail.
+
+Not memories: what the provider observes, examines, plans or explains; family history;
+hypotheticals ("if I get chest pain I'll call"); a symptom the patient denies ("no
+fever") unless it bears on a condition in the record; small talk; the patient merely
+reading out a medication list ("yes, I take it every day" is adherence).
+
+Evidence:
+- Every memory has quotes: exact, character-for-character copies of text from one
+  numbered message each, with that message's number. Never paraphrase, correct or
+  join text from two messages. Quote the patient's or caregiver's own words.
+- When the patient only answers yes or no to a provider's question, quote the answer
+  and the provider's question (two quotes).
+- One memory per statement about one subject: "headaches and dizziness" is two symptom
+  memories sharing one quote. A statement repeated later is the same memory: add the
+  later quote to it.
+- Subjects are lower case. confidence is between 0 and 1.
+
+Answer with JSON only, in this shape:
+{"memories": [{"type": "symptom", "subject": "headache", "text": "one-sentence summary",
+  "quotes": [{"message": 3, "quote": "exact words from message 3"}],
+  "attributes": {"frequency": "every morning"}, "confidence": 0.8}]}
+When there is nothing to keep, answer {"memories": []}."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens reported by the endpoint (`usage.prompt_tokens`, `usage.completion_tokens`)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class LlmCall:
+    """One extraction: its usage, how many HTTP attempts it took, and how it was read."""
+
+    usage: Usage
+    attempts: int
+    finish_reason: str | None
+    truncated: bool  # the answer was cut off; only whole items were kept
+    items: int  # memory items read from the answer, before any check
+
+
+class LlmExtractor:
+    """Extracts candidate memories with a chat model; see the module docstring."""
+
+    name = "llm-chat"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: SecretStr | None = None,
+        *,
+        timeout_s: float = 60.0,
+        max_retries: int = 2,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """An extractor for one model behind one endpoint.
+
+        Args:
+            base_url: the API root, e.g. `https://api.openai.com/v1`.
+            model: the model name sent with every request.
+            api_key: sent as a bearer token when not empty.
+            timeout_s: per-request timeout.
+            max_retries: retries after the first attempt (429, 5xx, timeouts).
+            backoff_s: the first retry's wait; it doubles per retry, with jitter.
+            max_backoff_s: the cap on any wait, Retry-After included.
+            temperature: sent when not None (some models accept only their default).
+            max_tokens: sent when not None.
+            client: an httpx client to use instead of an own one.
+            sleep: how to wait between attempts (tests pass a recorder).
+        """
+        if not base_url.strip() or not model.strip():
+            raise EngineError("the LLM extractor needs CCE_LLM_BASE_URL and CCE_LLM_MODEL")
+        if timeout_s <= 0 or max_retries < 0:
+            raise EngineError("CCE_LLM_TIMEOUT_S must be > 0 and CCE_LLM_MAX_RETRIES >= 0")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.version = f"{PROMPT_VERSION}+{model}"
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._key = api_key or SecretStr("")
+        self._own_client = client is None
+        self._client = client or httpx.Client(timeout=httpx.Timeout(timeout_s))
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._usage = Usage()
+        self._calls = 0
+        self._last: LlmCall | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> Self:
+        """The extractor configured by `CCE_LLM_*`."""
+        s = settings or get_settings()
+        return cls(
+            s.llm_base_url or "",
+            s.llm_model or "",
+            s.llm_api_key,
+            timeout_s=s.llm_timeout_s,
+            max_retries=s.llm_max_retries,
+        )
+
+    # -- usage ---------------------------------------------------------------------------
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by every call this instance made."""
+        with self._lock:
+            return self._usage
+
+    @property
+    def calls(self) -> int:
+        """Answers received (one per extraction that reached the model)."""
+        with self._lock:
+            return self._calls
+
+    @property
+    def last_call(self) -> LlmCall | None:
+        """The latest extraction; with threads sharing the instance, `extract_with_usage`."""
+        with self._lock:
+            return self._last
+
+    # -- extraction ----------------------------------------------------------------------
+    def extract(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
+        """Candidates for the messages; `accept` filters what this returns.
+
+        Raises:
+            EngineError: the endpoint kept failing, refused the request, or answered
+                with no JSON at all.
+        """
+        return self.extract_with_usage(messages, facts)[0]
+
+    def extract_with_usage(
+        self, messages: list[Message], facts: list[Fact]
+    ) -> tuple[list[Candidate], LlmCall]:
+        """As `extract`, with this call's usage and reading, safe under threads."""
+        if not messages:
+            return [], LlmCall(Usage(), 0, None, False, 0)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": user_prompt(messages, facts)},
+            ],
+        }
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        data, attempts = self._post(body)
+        content, finish, usage = _read_envelope(data)
+        answer = read_answer(content)
+        truncated = answer.truncated or finish == "length"
+        call = LlmCall(usage, attempts, finish, truncated, len(answer.items))
+        with self._lock:
+            self._usage += usage
+            self._calls += 1
+            self._last = call
+        if not answer.found_json:
+            # The answer may repeat what the patient said: its text stays out of errors.
+            raise EngineError(f"the model's answer held no JSON ({len(content)} characters)")
+        if truncated:
+            log.warning("LLM answer cut off (finish_reason=%s); whole items kept", finish)
+        return to_candidates(answer.items, messages), call
+
+    # -- HTTP ----------------------------------------------------------------------------
+    def _post(self, body: dict[str, Any]) -> tuple[Any, int]:
+        """The decoded 2xx answer and the attempts it took; retries what may pass later."""
+        headers = {"Accept": "application/json"}
+        if key := self._key.get_secret_value():
+            headers["Authorization"] = f"Bearer {key}"
+        attempts = self.max_retries + 1
+        problem = ""
+        for attempt in range(1, attempts + 1):
+            wait = self.backoff_s * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
+            try:
+                response = self._client.post(
+                    self.url, json=body, headers=headers, timeout=self.timeout_s
+                )
+            except httpx.TimeoutException:
+                problem = f"no answer within {self.timeout_s:g}s"
+            except httpx.TransportError as e:
+                problem = f"cannot connect ({type(e).__name__})"
+            else:
+                if response.is_success:
+                    return _json(response), attempt
+                problem = f"HTTP {response.status_code}: {response.text[:200]!r}"
+                if response.status_code not in _RETRY_STATUS:
+                    raise EngineError(f"the LLM endpoint {self.url} refused the request: {problem}")
+                if (asked := _retry_after(response)) is not None:
+                    wait = asked
+            if attempt < attempts:
+                wait = min(wait, self.max_backoff_s)
+                log.warning("LLM endpoint: %s; retry %d in %.1fs", problem, attempt, wait)
+                self._sleep(wait)
+        raise EngineError(f"the LLM endpoint {self.url} failed {attempts} times; last: {problem}")
+
+    def close(self) -> None:
+        """Closes the HTTP client if this extractor made it."""
+        if self._own_client:
+            self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def user_prompt(messages: list[Message], facts: list[Fact]) -> str:
+    """The record (labels only) and the numbered transcript, as the model reads them."""
+    lines = ["The patient's current record (context only; it is not a source of memories):"]
+    shown = [f for kind in _FACT_KINDS for f in facts if f.kind is kind][:_MAX_FACTS]
+    seen: set[str] = set()
+    for fact in shown:
+        status = f" ({fact.status})" if fact.status else ""
+        line = f"- {fact.kind.value}: {fact.label}{status}"
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    if not seen:
+        lines.append("- (nothing recorded)")
+    lines += ["", "The conversation, one numbered message each:"]
+    for n, message in enumerate(messages, start=1):
+        text = message.text.replace("\n", "\n    ")
+        lines.append(f"[{n}] {message.role.value}: {text}")
+    return "\n".join(lines)
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError as e:
+        raise EngineError(f"the LLM endpoint answered with no JSON: {response.text[:200]!r}") from e
+
+
+def _read_envelope(data: Any) -> tuple[str, str | None, Usage]:
+    """The answer text, finish reason and usage of a chat completion."""
+    try:
+        choice = data["choices"][0]
+        content = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise EngineError("the LLM endpoint's answer is not a chat completion") from e
+    if isinstance(content, list):  # content parts, as some gateways return them
+        content = "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    if not isinstance(content, str):
+        raise EngineError("the chat completion has no text content (a refusal?)")
+    usage = data.get("usage") if isinstance(data, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    finish = choice.get("finish_reason")
+    return (
+        content,
+        finish if isinstance(finish, str) else None,
+        Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - utcnow()).total_seconds())
+    except (TypeError, ValueError):
+        return None

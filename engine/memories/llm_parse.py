@@ -1,0 +1,427 @@
+"""Reading a chat model's answer into candidate memories, as models really answer.
+
+Answers come fenced, wrapped in prose, with trailing commas, as a bare list, with the
+memories nested or grouped by type, cut off half way, or with fields of the wrong type.
+A small tolerant JSON reader (never `eval`) scans the answer for JSON values and keeps
+every whole item; an item cut off by the end of the answer is dropped. Quotes are then
+pinned to the message that really holds them; `accept` still checks every one.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.memories import cues
+from engine.memories.drugs import generic_names
+from engine.memories.extractor import MEMORY_TYPES, Candidate, Quote
+from engine.models import Message
+
+_WS = " \t\r\n"
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/"}
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+_LITERALS |= {"True": True, "False": False, "None": None}  # Python-style answers
+# Attributes that models put beside the item's fields instead of inside `attributes`.
+_SYMPTOM_KEYS = ("present", "onset", "duration", "frequency", "severity", "trigger")
+_ATTRIBUTE_KEYS = (*_SYMPTOM_KEYS, "behavior", "reason", "detail")
+# A model's `behavior` words → the guideline's values, the first match winning.
+_BEHAVIOURS = (
+    ("never_started", ("never", "not start", "not fill", "not pick")),
+    ("ran_out", ("ran out", "ran_out", "run out", "out of")),
+    ("as_needed", ("as needed", "as_needed", "prn")),
+    ("missed_doses", ("miss", "skip", "forg")),
+    ("stopped", ("stop", "quit", "discontinu")),
+    ("changed_dose", ("chang", "reduc", "increas", "half", "extra", "dose")),
+)
+_NO = frozenset({"false", "no", "0", "0.0", "absent", "gone", "resolved", "none", ""})
+_CONFIDENCE_WORDS = {"high": 0.9, "medium": 0.6, "moderate": 0.6, "low": 0.3}
+_OPENING = re.compile(r"[{\[]")
+_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_MAX_DEPTH = 6  # how deep items are looked for
+_MAX_NESTING = 64  # deeper JSON is not an answer; refusing it keeps recursion bounded
+
+
+class _Syntax(Exception):
+    """Not JSON at this position."""
+
+
+class _TooDeep(_Syntax):
+    """Nested deeper than any answer; what lies before the limit is not worth rereading."""
+
+
+class _Reader:
+    """Recursive descent over lenient JSON; `(value, complete)` where EOF cut it short."""
+
+    def __init__(self, text: str, pos: int) -> None:
+        self.text = text
+        self.pos = pos
+        self.depth = 0
+
+    def _skip(self) -> bool:
+        """Skips whitespace; False at the end of the text."""
+        while self.pos < len(self.text) and self.text[self.pos] in _WS:
+            self.pos += 1
+        return self.pos < len(self.text)
+
+    def value(self) -> tuple[Any, bool]:
+        if not self._skip():
+            return None, False
+        ch = self.text[self.pos]
+        if ch in "\"'":
+            return self._string()
+        if ch not in "{[":
+            return self._literal()
+        self.depth += 1
+        if self.depth > _MAX_NESTING:
+            raise _TooDeep
+        value, complete = self._container("}" if ch == "{" else "]")
+        self.depth -= 1
+        return value, complete
+
+    def _container(self, close: str) -> tuple[Any, bool]:
+        self.pos += 1
+        out: dict[str, Any] | list[Any] = {} if close == "}" else []
+        while self._skip():
+            ch = self.text[self.pos]
+            if ch == close:
+                self.pos += 1
+                return out, True
+            if ch == ",":  # trailing, doubled or leading commas are harmless
+                self.pos += 1
+                continue
+            if ch in "}]":
+                raise _Syntax
+            key = ""
+            if isinstance(out, dict):
+                key, done = self._key()
+                if not done or not self._skip():
+                    return out, False
+                if self.text[self.pos] != ":":
+                    raise _Syntax
+                self.pos += 1
+            val, done = self.value()
+            if isinstance(out, list):
+                if not done:  # the item cut off by the end of the answer is not kept
+                    return out, False
+                out.append(val)
+            elif done or isinstance(val, dict | list):
+                out[key] = val  # a cut-off container keeps its whole parts
+            if not done:
+                return out, False
+        return out, False
+
+    def _key(self) -> tuple[str, bool]:
+        if self.text[self.pos] in "\"'":
+            return self._string()
+        match = _WORD.match(self.text, self.pos)
+        if not match:
+            raise _Syntax
+        self.pos = match.end()
+        return match.group(), self.pos < len(self.text)
+
+    def _string(self) -> tuple[str, bool]:
+        text, quote = self.text, self.text[self.pos]
+        self.pos += 1
+        buf: list[str] = []
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch == quote:
+                self.pos += 1
+                return _join(buf), True
+            if ch != "\\":
+                buf.append(ch)
+                self.pos += 1
+                continue
+            if self.pos + 1 >= len(text):
+                break
+            esc = text[self.pos + 1]
+            if esc == "u":
+                digits = text[self.pos + 2 : self.pos + 6]
+                if len(digits) < 4:
+                    break
+                try:
+                    buf.append(chr(int(digits, 16)))
+                except ValueError:
+                    buf.append(digits)
+                self.pos += 6
+            else:
+                buf.append(_ESCAPES.get(esc, esc))
+                self.pos += 2
+        self.pos = len(text)
+        return _join(buf), False
+
+    def _literal(self) -> tuple[Any, bool]:
+        for pattern in (_NUMBER, _WORD):
+            match = pattern.match(self.text, self.pos)
+            if match:
+                break
+        else:
+            raise _Syntax
+        token = match.group()
+        self.pos = match.end()
+        complete = self.pos < len(self.text)
+        if pattern is _WORD:
+            if token not in _LITERALS:
+                raise _Syntax
+            return _LITERALS[token], complete
+        if re.fullmatch(r"-?\d{1,18}", token):
+            return int(token), complete
+        return float(token), complete
+
+
+def _join(buf: list[str]) -> str:
+    """Joins characters, pairing the surrogates of `\\ud83d\\ude00`-style escapes."""
+    text = "".join(buf)
+    try:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        return text
+
+
+@dataclass
+class Answer:
+    """What a model's answer held: the item objects, and how it was read."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    found_json: bool = False  # an object or an empty list: the model did answer in JSON
+    truncated: bool = False  # the answer ended inside a JSON value
+
+
+def read_answer(text: str) -> Answer:
+    """Every memory item in a model's answer, however it was wrapped.
+
+    Scans for JSON values from each `{` or `[`; a value that does not parse is skipped
+    one character on, so items survive a broken neighbour. Items are collected from
+    every value found, after any `<think>...</think>` block is set aside.
+    """
+    # Reasoning models think aloud first; drafts there are not the answer.
+    text = _THINKING.sub("", text)
+    answer = Answer()
+    pos = 0
+    while opening := _OPENING.search(text, pos):
+        start = opening.start()
+        reader = _Reader(text, start)
+        try:
+            value, complete = reader.value()
+        except _TooDeep:
+            pos = reader.pos
+            continue
+        except _Syntax:
+            pos = start + 1
+            continue
+        if isinstance(value, dict) or value == []:
+            answer.found_json = True
+        found = _items(value, None, 0)
+        answer.found_json = answer.found_json or bool(found)
+        answer.items.extend(found)
+        if not complete:
+            answer.truncated = True
+            break
+        pos = reader.pos
+    return answer
+
+
+def _type_key(key: str) -> str | None:
+    k = key.strip().lower()
+    k = k[:-1] if k.endswith("s") and k[:-1] in MEMORY_TYPES else k
+    return k if k in MEMORY_TYPES else None
+
+
+def _items(value: Any, kind: str | None, depth: int) -> list[dict[str, Any]]:
+    """Item dicts found in a value; `kind` comes from an enclosing `{"symptom": [...]}`."""
+    if depth > _MAX_DEPTH:
+        return []
+    if isinstance(value, list):
+        return [i for v in value for i in _items(v, kind, depth + 1)]
+    if not isinstance(value, dict):
+        return []
+    lower = {str(k).lower(): v for k, v in value.items()}
+    if "memories" in lower:
+        return _items(lower["memories"], kind, depth + 1)
+    if "type" in lower or "subject" in lower:
+        return [{**lower, "type": lower.get("type") or kind}]
+    out: list[dict[str, Any]] = []
+    for key, v in lower.items():
+        if isinstance(v, dict | list):
+            out.extend(_items(v, _type_key(key) or kind, depth + 1))
+    return out
+
+
+def to_candidates(items: list[dict[str, Any]], messages: list[Message]) -> list[Candidate]:
+    """Candidates from item dicts; quotes numbered from 1 in `messages` order.
+
+    Fields of the wrong type are coerced where the meaning is plain and dropped where it
+    is not. Items without a subject or without quotes are skipped. The type is passed on
+    as the model gave it (lower case), so `accept` refuses anything but the four types.
+    """
+    out: list[Candidate] = []
+    for item in items:
+        subject = _text(item.get("subject"))
+        quotes = [locate(n, q, messages) for n, q in _quotes(item)]
+        if not subject or not quotes:
+            continue
+        type_ = _type_key(_text(item.get("type"))) or _text(item.get("type")).lower()
+        text = _text(item.get("text")) or " … ".join(q.quote for q in quotes)
+        attributes = item.get("attributes")
+        attrs = dict(attributes) if isinstance(attributes, dict) else {}
+        attrs |= {k: item[k] for k in _ATTRIBUTE_KEYS if k in item and k not in attrs}
+        said = " ".join([text, *(q.quote for q in quotes)])
+        out.append(
+            Candidate(
+                type=type_,
+                subject=subject,
+                text=text,
+                evidence=quotes,
+                attributes=for_relate(type_, subject, attrs, said),
+                confidence=_confidence(item.get("confidence")),
+            )
+        )
+    return out
+
+
+def for_relate(type_: str, subject: str, attrs: dict[str, Any], said: str) -> dict[str, Any]:
+    """The attributes in the form `relate` reads them (as the offline extractor sets them).
+
+    symptom: `present` a bool, `gone`, `details` (which kinds of detail were given);
+    adherence: `behavior` one of the guideline's values, `drugs` the generic names.
+    """
+    out = dict(attrs)
+    given = out.get("details")
+    details = {str(d) for d in given} if isinstance(given, list) else set()
+    if type_ == "symptom":
+        out["present"] = present = _present(out.get("present"))
+        out["gone"] = not present and cues.gone(said)
+        details |= {k for k in ("frequency", "severity", "duration", "trigger") if out.get(k)}
+        details |= {"duration"} if out.get("onset") else set()
+    elif type_ == "adherence":
+        said_behaviour = _text(out.get("behavior")).lower().replace("-", "_")
+        behaviour = next(
+            (name for name, words in _BEHAVIOURS if any(w in said_behaviour for w in words)),
+            "as_prescribed",
+        )
+        if behaviour == "as_needed":
+            behaviour, out["pattern"] = "changed_dose", "as_needed"
+        out["behavior"] = behaviour
+        out["drugs"] = sorted(generic_names(subject))
+        out["class_drugs"] = []
+    out["details"] = sorted(details)
+    return out
+
+
+def _present(value: Any) -> bool:
+    """False only for a plain no (`false`, "no", 0, "gone"...); unknown means present."""
+    return value is None or str(value).strip().lower() not in _NO
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    if value is None or isinstance(value, dict | bool):
+        return ""
+    return str(value).strip()
+
+
+def _number(value: Any) -> int | None:
+    """A message number from 3, 3.0, "3", "[3]" or "message 3"."""
+    match = None if isinstance(value, bool) else re.search(r"\d+", str(value))
+    return int(match.group()) if match else None
+
+
+def _quotes(item: dict[str, Any]) -> list[tuple[int | None, str]]:
+    raw = _first(item, ("quotes", "evidence", "quote"))
+    if raw is None:
+        return []
+    if isinstance(raw, str) and "quotes" not in item and "evidence" not in item:
+        raw = {"message": item.get("message"), "quote": raw}
+    out: list[tuple[int | None, str]] = []
+    for q in raw if isinstance(raw, list) else [raw]:
+        if isinstance(q, str):
+            match = re.match(r"\s*\[(\d+)\]\s*", q)
+            out.append((int(match.group(1)), q[match.end() :]) if match else (None, q))
+        elif isinstance(q, dict):
+            lower = {str(k).lower(): v for k, v in q.items()}
+            number = _first(lower, ("message", "msg", "turn", "index"))
+            text = _first(lower, ("quote", "text", "span"))
+            if isinstance(text, str):
+                out.append((_number(number), text))
+    return [(n, q) for n, q in out if q.strip()]
+
+
+def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((d[k] for k in keys if k in d), None)
+
+
+def _confidence(value: Any) -> float:
+    if isinstance(value, str):
+        word = _CONFIDENCE_WORDS.get(value.strip().lower())
+        if word is not None:
+            return word
+        try:
+            value = float(value.strip().rstrip("%"))
+        except ValueError:
+            return 0.5
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return 0.5
+    number = float(value) / 100 if 1 < value <= 100 else float(value)
+    return min(1.0, max(0.0, number))
+
+
+# -- quotes ------------------------------------------------------------------------------
+
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-"})
+_WRAPPERS = "\"'\u2018\u2019\u201c\u201d"
+
+
+def locate(number: int | None, quote: str, messages: list[Message]) -> Quote:
+    """The quote pinned to the message text that really holds it.
+
+    First the named message (numbered from 1), verbatim, then ignoring case, spacing and
+    curly quotes; otherwise the one message that holds it, if exactly one does. The quote
+    returned is then the message's own text. A quote found nowhere is returned as named,
+    for `accept` to refuse.
+    """
+    named = messages[number - 1] if number is not None and 0 < number <= len(messages) else None
+    if named is not None and (span := find_span(named.text, quote)):
+        return _pinned(named, span)
+    hits = [(m, span) for m in messages if (span := find_span(m.text, quote))]
+    if len(hits) == 1:
+        return _pinned(*hits[0])
+    unknown = named.message_id if named is not None else f"unknown:{number}"
+    return Quote(message_id=unknown, quote=quote)
+
+
+def _pinned(message: Message, span: tuple[int, int]) -> Quote:
+    start, end = span
+    return Quote(message_id=message.message_id, quote=message.text[start:end], start=start, end=end)
+
+
+def find_span(text: str, quote: str) -> tuple[int, int] | None:
+    """Where `quote` is in `text`: verbatim, else after folding case, spacing and quote marks."""
+    if quote and (i := text.find(quote)) >= 0:
+        return i, i + len(quote)
+    cleaned = quote.strip().strip(_WRAPPERS).strip()
+    cleaned = re.sub(r"^(\.\.\.|…)\s*|\s*(\.\.\.|…)$", "", cleaned)
+    folded_quote, _ = _fold(cleaned)
+    if not folded_quote:
+        return None
+    folded, index = _fold(text)
+    i = folded.find(folded_quote)
+    if i < 0:
+        return None
+    return index[i], index[i + len(folded_quote) - 1] + 1
+
+
+def _fold(text: str) -> tuple[str, list[int]]:
+    """Lower case, one space for any whitespace run, straight quotes; with source offsets."""
+    chars: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if chars and chars[-1] == " ":
+                continue
+            ch = " "
+        low = ch.translate(_FOLD).lower()
+        chars.append(low if len(low) == 1 else ch)
+        index.append(i)
+    return "".join(chars), index
