@@ -188,12 +188,13 @@ def serve(
 
 
 def _register() -> None:
-    from api import cli_memories
+    from api import cli_demo, cli_memories
 
     app.add_typer(cli_memories.session_app, name="session")
     app.command("generate-memories")(cli_memories.generate_memories_command)
     app.command("memories")(cli_memories.memories_command)
     app.command("eval")(cli_memories.eval_command)
+    app.command("demo")(cli_demo.demo_command)
 
 
 _register()
