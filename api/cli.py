@@ -182,19 +182,23 @@ def serve(
         raise typer.Exit(2)
     graph = open_store(store or get_settings().store_url)
     try:
-        uvicorn.run(create_app(graph), host=host, port=port)
+        # The app logs one JSON line per request; uvicorn's own line has the raw path and
+        # query string, which can carry clinical search terms.
+        uvicorn.run(create_app(graph), host=host, port=port, access_log=False)
     finally:
         graph.close()
 
 
 def _register() -> None:
-    from api import cli_demo, cli_memories
+    from api import cli_demo, cli_memories, cli_vfs
 
     app.add_typer(cli_memories.session_app, name="session")
     app.command("generate-memories")(cli_memories.generate_memories_command)
     app.command("memories")(cli_memories.memories_command)
     app.command("eval")(cli_memories.eval_command)
     app.command("demo")(cli_demo.demo_command)
+    app.add_typer(cli_vfs.vfs_app, name="vfs")
+    app.command("mcp")(cli_vfs.mcp_command)
 
 
 _register()

@@ -21,6 +21,7 @@ class Label(StrEnum):
     SESSION = "Session"
     MESSAGE = "Message"
     MEMORY = "Memory"
+    AUDIT = "AuditEvent"
 
 
 class Rel(StrEnum):
@@ -36,6 +37,7 @@ KEYS: dict[Label, tuple[str, ...]] = {
     Label.SESSION: ("org", "patient", "session_id"),
     Label.MESSAGE: ("org", "patient", "session_id", "seq"),
     Label.MEMORY: ("org", "patient", "memory_id"),
+    Label.AUDIT: ("org", "event_id"),
 }
 
 # Erasure and counting go leaves first, the patient last: an interrupted erasure leaves the
@@ -62,6 +64,15 @@ def constraints() -> list[str]:
         f"CREATE CONSTRAINT {label.lower()}_key IF NOT EXISTS FOR (n:{label})"
         f" REQUIRE ({', '.join(f'n.{p}' for p in props)}) IS UNIQUE"
         for label, props in KEYS.items()
+    ]
+
+
+def schema() -> list[str]:
+    """The constraints, then the indexes that audit queries seek in."""
+    return [
+        *constraints(),
+        f"CREATE INDEX audit_patient IF NOT EXISTS FOR (e:{Label.AUDIT}) ON (e.org, e.patient)",
+        f"CREATE INDEX audit_time IF NOT EXISTS FOR (e:{Label.AUDIT}) ON (e.org, e.time)",
     ]
 
 
@@ -92,6 +103,12 @@ MERGE_PATIENT = (
 )
 LOCK_PATIENT = f"MATCH {_node('p', Label.PATIENT)} {LOCK.format('p')}"
 GET_PATIENT = f"MATCH {_node('p', Label.PATIENT)} RETURN p.data AS data"
+SET_MEMORY_PAUSED = (
+    f"MATCH {_node('p', Label.PATIENT)} SET p.memory_paused = $paused RETURN count(p) AS found"
+)
+MEMORY_PAUSED = (
+    f"MATCH {_node('p', Label.PATIENT)} RETURN coalesce(p.memory_paused, false) AS paused"
+)
 LIST_PATIENTS = (
     f"MATCH (p:{Label.PATIENT}) WHERE p.org = $org AND p.patient IS NOT NULL"
     " RETURN p.patient AS patient"
@@ -243,8 +260,26 @@ def erase(label: Label) -> str:
 
 
 ERASE = {label: erase(label) for label in ERASE_ORDER}
-# One row per label: its nodes in scope and the edges that leave them.
+_AUDIT_OF_PATIENT = f"MATCH (e:{Label.AUDIT}) WHERE e.org = $org AND e.patient = $patient"
+# Erasure keeps audit events and replaces their patient with $erased, in batches.
+ANONYMISE_AUDIT = f"{_AUDIT_OF_PATIENT} WITH e LIMIT $limit SET e.patient = $erased"
+# One row per label: its nodes in scope and the edges that leave them; then audit events.
 COUNT_ITEMS = " UNION ALL ".join(
-    f"{_scan('n', label)} RETURN count(n) + sum(COUNT {{ (n)-->() }}) AS items"
-    for label in ERASE_ORDER
+    [
+        *(
+            f"{_scan('n', label)} RETURN count(n) + sum(COUNT {{ (n)-->() }}) AS items"
+            for label in ERASE_ORDER
+        ),
+        f"{_AUDIT_OF_PATIENT} RETURN count(e) AS items",
+    ]
+)
+
+# audit
+
+APPEND_AUDIT = f"UNWIND $rows AS row CREATE (e:{Label.AUDIT}) SET e = row"
+LIST_AUDIT = (
+    f"MATCH (e:{Label.AUDIT}) WHERE e.org = $org AND e.time IS NOT NULL"
+    " AND ($patient IS NULL OR e.patient = $patient)"
+    " RETURN e {.event_id, .org, .patient, .time, .actor, .action, .outcome, .correlation_id}"
+    " AS event ORDER BY e.time DESC, e.event_id LIMIT $limit"
 )

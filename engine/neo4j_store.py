@@ -28,6 +28,7 @@ from neo4j.exceptions import (
 )
 
 from engine import cypher
+from engine.audit import ERASED, AuditEvent
 from engine.errors import Conflict, EngineError, InvalidInput, NotFound, StoreUnavailable
 from engine.models import (
     Batch,
@@ -122,8 +123,15 @@ class Neo4jStore:
         auth = (settings.neo4j_user, password) if password else None
         try:
             # Statements name every label and type the model has, before any exists.
+            # Short retry and connect times: while the server is down, callers get
+            # StoreUnavailable within seconds instead of waiting out the 30 s defaults.
             driver = GraphDatabase.driver(
-                url, auth=auth, notifications_disabled_classifications=["UNRECOGNIZED"]
+                url,
+                auth=auth,
+                notifications_disabled_classifications=["UNRECOGNIZED"],
+                max_transaction_retry_time=settings.neo4j_max_retry_seconds,
+                connection_timeout=settings.neo4j_connection_timeout,
+                connection_acquisition_timeout=settings.neo4j_connection_timeout,
             )
         except (ConfigurationError, ValueError) as e:
             raise InvalidInput(f"cannot use store URL {url!r}: {e}") from e
@@ -142,7 +150,7 @@ class Neo4jStore:
     @_translated
     def _ensure_schema(self) -> None:
         self._driver.verify_connectivity()  # fails fast, where a transaction would retry
-        for statement in cypher.constraints():
+        for statement in cypher.schema():
             try:
                 self._write(_consume, statement, {})
             except ClientError as e:
@@ -278,7 +286,33 @@ class Neo4jStore:
                 counters = self._write(_consume, cypher.ERASE[label], params).counters
                 nodes = counters.nodes_deleted
                 removed += nodes + counters.relationships_deleted
+        params |= {"erased": ERASED}
+        anonymised = _ERASE_BATCH
+        while anonymised == _ERASE_BATCH:
+            summary = self._write(_consume, cypher.ANONYMISE_AUDIT, params)
+            anonymised = summary.counters.properties_set
+            removed += anonymised
         return removed
+
+    @_translated
+    def set_memory_paused(self, scope: Scope, paused: bool) -> None:
+        """Pauses or resumes generate-memories for the patient; `NotFound` without one."""
+        params = _scope(scope) | {"paused": paused}
+        found = self._write(
+            lambda tx: tx.run(cypher.SET_MEMORY_PAUSED, params).single(strict=True)["found"]
+        )
+        if not found:
+            raise NotFound("patient", scope.patient)
+
+    @_translated
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        """Appends audit events in one transaction."""
+        rows = [
+            e.model_dump(mode="json") | {"time": e.time.isoformat(timespec="microseconds")}
+            for e in events
+        ]
+        if rows:
+            self._write(_consume, cypher.APPEND_AUDIT, {"rows": rows})
 
     # reads
 
@@ -373,6 +407,20 @@ class Neo4jStore:
             ("memory", memory_id), cypher.GET_MEMORY, **_scope(scope), memory_id=memory_id
         )
         return Memory.model_validate_json(row["data"])
+
+    @_translated
+    def is_memory_paused(self, scope: Scope) -> bool:
+        """Whether generate-memories is paused for the patient."""
+        rows = self._query(cypher.MEMORY_PAUSED, **_scope(scope))
+        return bool(rows and rows[0]["paused"])
+
+    @_translated
+    def list_audit(
+        self, org: str, patient: str | None = None, limit: int = 100
+    ) -> list[AuditEvent]:
+        """The org's audit events, optionally of one patient, most recent first."""
+        rows = self._query(cypher.LIST_AUDIT, org=org, patient=patient, limit=limit)
+        return [AuditEvent.model_validate(r["event"]) for r in rows]
 
     @_translated
     def count_patient_items(self, scope: Scope) -> int:

@@ -64,6 +64,26 @@ CREATE TABLE IF NOT EXISTS relationships (
     FOREIGN KEY (org, patient, memory_id) REFERENCES memories ON DELETE CASCADE,
     FOREIGN KEY (org, patient, fact_key) REFERENCES facts ON DELETE CASCADE
 );
+CREATE TABLE IF NOT EXISTS patient_flags (
+    org TEXT NOT NULL, patient TEXT NOT NULL, memory_paused INTEGER NOT NULL,
+    PRIMARY KEY (org, patient),
+    FOREIGN KEY (org, patient) REFERENCES patients ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS audit_events (
+    org TEXT NOT NULL, event_id TEXT NOT NULL, patient TEXT, time TEXT NOT NULL,
+    actor TEXT NOT NULL, action TEXT NOT NULL, outcome INTEGER NOT NULL,
+    correlation_id TEXT NOT NULL,
+    PRIMARY KEY (org, event_id)
+);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit_events (org, time);
+CREATE INDEX IF NOT EXISTS audit_by_patient ON audit_events (org, patient, time);
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit_events
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_only_anonymised BEFORE UPDATE ON audit_events
+WHEN NEW.patient IS NOT 'erased' OR NEW.org IS NOT OLD.org OR NEW.event_id IS NOT OLD.event_id
+    OR NEW.time IS NOT OLD.time OR NEW.actor IS NOT OLD.actor OR NEW.action IS NOT OLD.action
+    OR NEW.outcome IS NOT OLD.outcome OR NEW.correlation_id IS NOT OLD.correlation_id
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only; erasure only anonymises them'); END;
 CREATE TRIGGER IF NOT EXISTS memories_append_only BEFORE UPDATE ON memories
 BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS relationships_append_only BEFORE UPDATE ON relationships
@@ -80,8 +100,18 @@ ERASE_ORDER = (
     "assertions",
     "sources",
     "facts",
+    "patient_flags",
     "patients",
 )
+
+# Erasure keeps the patient's audit events and replaces the patient with audit.ERASED.
+ANONYMISE_AUDIT = "UPDATE audit_events SET patient = 'erased' WHERE org = ? AND patient = ?"
+COUNT_AUDIT = "SELECT COUNT(*) FROM audit_events WHERE org = ? AND patient = ?"
+INSERT_AUDIT = "INSERT INTO audit_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+SELECT_AUDIT = """
+SELECT event_id, org, patient, time, actor, action, outcome, correlation_id FROM audit_events
+WHERE org = ? AND (? IS NULL OR patient = ?) ORDER BY time DESC, event_id LIMIT ?
+"""
 
 SELECT_ASSERTIONS = """
 SELECT f.fact_key, a.claim, s.data AS source

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from engine import sqlite_schema
+from engine.audit import AuditEvent
 from engine.errors import Conflict, InvalidInput, NotFound
 from engine.models import (
     Batch,
@@ -181,20 +182,48 @@ class SqliteStore:
                     (scope.org, scope.patient),
                 )
                 removed += cursor.rowcount
+            removed += db.execute(
+                sqlite_schema.ANONYMISE_AUDIT, (scope.org, scope.patient)
+            ).rowcount
+        # secure_delete zeroes deleted cells and freed pages, but page balancing leaves
+        # stale copies of cells in the unused space of b-tree pages, which only a rebuild
+        # removes; the checkpoint then empties the WAL of the old page images.
+        if "mode=memory" not in self._path:
+            self._db().execute("VACUUM")
         self._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
+
+    def set_memory_paused(self, scope: Scope, paused: bool) -> None:
+        with self._transaction() as db:
+            if _patient_row(db, scope) is None:
+                raise NotFound("patient", scope.patient)
+            db.execute(
+                "INSERT INTO patient_flags VALUES (?, ?, ?) ON CONFLICT (org, patient)"
+                " DO UPDATE SET memory_paused = excluded.memory_paused",
+                (scope.org, scope.patient, int(paused)),
+            )
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        rows = [
+            (
+                e.org,
+                e.event_id,
+                e.patient,
+                e.time.isoformat(timespec="microseconds"),
+                e.actor,
+                e.action,
+                e.outcome,
+                e.correlation_id,
+            )
+            for e in events
+        ]
+        with self._transaction() as db:
+            db.executemany(sqlite_schema.INSERT_AUDIT, rows)
 
     # reads
 
     def get_patient(self, scope: Scope) -> Patient:
-        row = (
-            self._db()
-            .execute(
-                "SELECT data FROM patients WHERE org = ? AND patient = ?",
-                (scope.org, scope.patient),
-            )
-            .fetchone()
-        )
+        row = _patient_row(self._db(), scope)
         if row is None:
             raise NotFound("patient", scope.patient)
         return Patient.model_validate_json(row["data"])
@@ -285,16 +314,43 @@ class SqliteStore:
 
     def count_patient_items(self, scope: Scope) -> int:
         db = self._db()
-        return sum(
+        key = (scope.org, scope.patient)
+        rows = sum(
             db.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE org = ? AND patient = ?",  # noqa: S608
-                (scope.org, scope.patient),
+                key,
             ).fetchone()[0]
             for table in sqlite_schema.ERASE_ORDER
         )
+        count: int = rows + db.execute(sqlite_schema.COUNT_AUDIT, key).fetchone()[0]
+        return count
+
+    def is_memory_paused(self, scope: Scope) -> bool:
+        row = (
+            self._db()
+            .execute(
+                "SELECT memory_paused FROM patient_flags WHERE org = ? AND patient = ?",
+                (scope.org, scope.patient),
+            )
+            .fetchone()
+        )
+        return bool(row and row[0])
+
+    def list_audit(
+        self, org: str, patient: str | None = None, limit: int = 100
+    ) -> list[AuditEvent]:
+        rows = self._db().execute(sqlite_schema.SELECT_AUDIT, (org, patient, patient, limit))
+        return [AuditEvent.model_validate(dict(row)) for row in rows]
 
 
 Key = tuple[str, str]
+
+
+def _patient_row(db: sqlite3.Connection, scope: Scope) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = db.execute(
+        "SELECT data FROM patients WHERE org = ? AND patient = ?", (scope.org, scope.patient)
+    ).fetchone()
+    return row
 
 
 def _upsert_patient(db: sqlite3.Connection, key: Key, patient: Patient | None) -> None:

@@ -4,7 +4,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, status
 
-from api.deps import PID_PATTERN, ScopeDep, SettingsDep, StoreDep
+from api.deps import (
+    MEMORY_WRITE,
+    PID_PATTERN,
+    RECORD_READ,
+    ScopeDep,
+    SettingsDep,
+    StoreDep,
+    require,
+)
 from api.schemas import (
     GeneratedRelationship,
     GenerateResponse,
@@ -24,7 +32,7 @@ router = APIRouter(prefix="/v1/patients/{pid}", tags=["sessions"])
 SessionId = Annotated[str, Path(pattern=PID_PATTERN)]
 
 
-@router.post("/sessions", status_code=status.HTTP_201_CREATED)
+@router.post("/sessions", status_code=status.HTTP_201_CREATED, dependencies=[require(MEMORY_WRITE)])
 def create_session(
     store: StoreDep, scope: ScopeDep, body: SessionCreate | None = None
 ) -> SessionPublic:
@@ -33,19 +41,23 @@ def create_session(
     return SessionPublic.of(store.create_session(scope, Session(session_id=session_id)))
 
 
-@router.get("/sessions/{sid}")
+@router.get("/sessions/{sid}", dependencies=[require(RECORD_READ)])
 def get_session(store: StoreDep, scope: ScopeDep, sid: SessionId) -> SessionPublic:
     """A session with its messages (closed sessions stay readable)."""
     return SessionPublic.of(store.get_session(scope, sid), store.list_messages(scope, sid))
 
 
-@router.delete("/sessions/{sid}")
+@router.delete("/sessions/{sid}", dependencies=[require(MEMORY_WRITE)])
 def close_session(store: StoreDep, scope: ScopeDep, sid: SessionId) -> SessionPublic:
     """Close a session: it stays readable and accepts no more messages."""
     return SessionPublic.of(store.close_session(scope, sid))
 
 
-@router.post("/sessions/{sid}/messages", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/sessions/{sid}/messages",
+    status_code=status.HTTP_201_CREATED,
+    dependencies=[require(MEMORY_WRITE)],
+)
 def append_messages(
     store: StoreDep, scope: ScopeDep, body: MessagesAppend, sid: SessionId
 ) -> list[MessagePublic]:
@@ -53,7 +65,7 @@ def append_messages(
     return [MessagePublic.of(m) for m in store.append_messages(scope, sid, body.messages)]
 
 
-@router.post("/sessions/{sid}/generate-memories")
+@router.post("/sessions/{sid}/generate-memories", dependencies=[require(MEMORY_WRITE)])
 def generate(
     store: StoreDep, scope: ScopeDep, settings: SettingsDep, sid: SessionId
 ) -> GenerateResponse:
@@ -83,7 +95,7 @@ def generate(
     )
 
 
-@router.get("/memories")
+@router.get("/memories", dependencies=[require(RECORD_READ)])
 def list_memories(
     store: StoreDep, scope: ScopeDep, type: MemoryType | None = None
 ) -> list[MemoryPublic]:

@@ -22,7 +22,7 @@ CONTEXT_MESSAGES = 4
 class GenerateResult(BaseModel):
     """What one generate-memories call did."""
 
-    status: Literal["ok", "nothing-new"]
+    status: Literal["ok", "nothing-new", "paused"]
     memories: list[Memory] = []
     relationships: list[Relationship] = []
     processed_through: int
@@ -40,6 +40,8 @@ def generate_memories(
         extractor: defaults to the offline extractor.
 
     Returns:
+        "paused" while the patient has paused memory: nothing is kept, and the messages
+        are marked processed so that they are never learned from, even after a resume;
         "nothing-new" when no message is past the watermark; otherwise "ok" with the
         memories and relationships written.
 
@@ -53,6 +55,8 @@ def generate_memories(
         extractor = OfflineExtractor()
     session = store.get_session(scope, session_id)
     done = session.processed_through
+    if store.is_memory_paused(scope):
+        return _skip_while_paused(store, scope, session_id, done)
     new = store.list_messages(scope, session_id, after=done)
     if not new:
         return GenerateResult(status="nothing-new", processed_through=done)
@@ -90,3 +94,14 @@ def _spoken_in(memory: Memory, after: int, messages: list[Message]) -> bool:
         if roles.get(e.message_id) in MEMORY_ROLES
     ]
     return bool(seqs) and min(seqs) > after
+
+
+def _skip_while_paused(
+    store: GraphStore, scope: Scope, session_id: str, done: int
+) -> GenerateResult:
+    new = store.list_messages(scope, session_id, after=done)
+    if not new:
+        return GenerateResult(status="paused", processed_through=done)
+    last = new[-1].seq
+    store.write(scope, Batch(watermark=Watermark(session_id=session_id, expected=done, new=last)))
+    return GenerateResult(status="paused", processed_through=last)

@@ -5,7 +5,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,10 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from starlette.routing import BaseRoute
 
 from api.app import create_app
 from api.auth import ALL_SCOPES
@@ -62,7 +65,9 @@ class LocalIdp:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.issuer = f"http://127.0.0.1:{self.server.server_port}"
         self.jwks_url = f"{self.issuer}/jwks.json"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def jwks(self) -> dict[str, Any]:
@@ -115,11 +120,35 @@ def idp() -> Iterator[LocalIdp]:
     server.stop()
 
 
+def api_routes(app: FastAPI) -> list[APIRoute]:
+    """Every APIRoute of the app, also where FastAPI (0.16x) keeps included routers lazily."""
+
+    def walk(routes: Iterable[BaseRoute]) -> Iterator[APIRoute]:
+        for route in routes:
+            if isinstance(route, APIRoute):
+                yield route
+            included = getattr(route, "original_router", None)
+            if included is not None:
+                yield from walk(included.routes)
+
+    found = list(walk(app.routes))
+    assert len(found) >= 12, "fewer routes than this app has: FastAPI changed its routing?"
+    return found
+
+
 def settings_for(idp: LocalIdp | None = None, **overrides: Any) -> Settings:
-    fields: dict[str, Any] = {"org": "local-org", "rate_limit_per_second": 0}
+    # Explicit auth fields, so that CCE_* variables of the environment cannot leak in.
+    fields: dict[str, Any] = {
+        "org": "local-org",
+        "rate_limit_per_second": 0,
+        "oidc_issuer": None,
+        "oidc_jwks_url": None,
+        "api_keys": "",
+        "api_keys_file": None,
+    }
     if idp is not None:
         fields |= {"oidc_issuer": idp.issuer, "oidc_audience": AUDIENCE}
-    return Settings(_env_file=None, **(fields | overrides))  # type: ignore[call-arg]
+    return Settings(_env_file=None, **(fields | overrides))
 
 
 def client(store: GraphStore, settings: Settings) -> TestClient:

@@ -83,8 +83,8 @@ def _identity(resource: Resource) -> tuple[str, ...] | None:
 
 
 def _patient_of(resource: Resource) -> str:
-    reference = (resource.get("subject") or resource.get("patient"))["reference"]
-    return str(reference).rsplit("/", 1)[-1].removeprefix("urn:uuid:")
+    owner: dict[str, str] = resource.get("subject") or resource["patient"]
+    return owner["reference"].rsplit("/", 1)[-1].removeprefix("urn:uuid:")
 
 
 def expected_counts(resources: Iterable[Resource]) -> dict[str, Counter[str]]:

@@ -134,3 +134,17 @@ def test_invalid_messages_are_422_with_field_paths(
 def test_unknown_session_is_404(client: TestClient) -> None:
     assert client.get(f"{BASE}/sessions/s-nope").status_code == 404
     assert client.post(f"{BASE}/sessions/s-nope/generate-memories").status_code == 404
+
+
+def test_paused_patient_keeps_nothing_even_after_resuming(client: TestClient) -> None:
+    assert client.put(f"{BASE}/memory-pause", json={"paused": True}).status_code == 200
+    session_id = _session(client, ("patient", "I stopped taking the metformin last month."))
+
+    paused = client.post(f"{BASE}/sessions/{session_id}/generate-memories").json()
+    client.put(f"{BASE}/memory-pause", json={"paused": False})
+    resumed = client.post(f"{BASE}/sessions/{session_id}/generate-memories").json()
+
+    assert (paused["status"], paused["memories"]) == ("paused", [])
+    assert (resumed["status"], resumed["memories"]) == ("nothing-new", [])
+    assert client.get(f"{BASE}/memories").json() == []
+    assert client.get(f"{BASE}/sessions/{session_id}").json()["messages"]  # still readable

@@ -1,0 +1,62 @@
+"""Ingest routes: FHIR (JSON or NDJSON) and C-CDA bodies for one patient."""
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import INGEST_WRITE, ScopeDep, SettingsDep, StoreDep, require
+from api.problems import PayloadTooLarge, UnsupportedMediaType
+from engine.errors import InvalidInput
+from ingest.pipeline import Ingestor, IngestReport, read_bytes
+
+router = APIRouter(prefix="/v1/patients/{pid}/ingest", tags=["ingest"])
+
+FHIR_TYPES = {"application/json", "application/fhir+json", "application/fhir+ndjson"}
+CDA_TYPES = {"application/xml", "text/xml", "application/cda+xml", "application/hl7-cda+xml"}
+
+
+async def _body(request: Request, limit: int, accepted: set[str]) -> tuple[bytes, str]:
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type not in accepted:
+        raise UnsupportedMediaType(
+            f"content type {media_type or 'none'!r} not accepted here; use one of "
+            + ", ".join(sorted(accepted))
+        )
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"body of {declared} bytes is over the {limit}-byte limit")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"body is over the {limit}-byte limit")
+        chunks.append(chunk)
+    return b"".join(chunks), media_type
+
+
+def _ingest(store: StoreDep, scope: ScopeDep, data: bytes, media_type: str) -> IngestReport:
+    ingestor = Ingestor(store, scope.org, patient=scope.patient)
+    ingestor.feed("request body", read_bytes(data, "request body", media_type=media_type))
+    if ingestor.report.unusable:
+        raise InvalidInput(
+            "the body is not usable input",
+            [p.model_dump(exclude_none=True) for p in ingestor.report.unusable],
+        )
+    return ingestor.report
+
+
+@router.post("/fhir", dependencies=[require(INGEST_WRITE)])
+async def ingest_fhir(
+    request: Request, store: StoreDep, scope: ScopeDep, settings: SettingsDep
+) -> IngestReport:
+    """Ingest a FHIR Bundle, a single resource, or an NDJSON body."""
+    data, media_type = await _body(request, settings.max_ingest_bytes, FHIR_TYPES)
+    return await run_in_threadpool(_ingest, store, scope, data, media_type)
+
+
+@router.post("/cda", dependencies=[require(INGEST_WRITE)])
+async def ingest_cda(
+    request: Request, store: StoreDep, scope: ScopeDep, settings: SettingsDep
+) -> IngestReport:
+    """Ingest a C-CDA XML document."""
+    data, media_type = await _body(request, settings.max_ingest_bytes, CDA_TYPES)
+    return await run_in_threadpool(_ingest, store, scope, data, "application/xml")
