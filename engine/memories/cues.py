@@ -15,10 +15,11 @@ class Polarity(StrEnum):
     NONE = "none"
 
 
-_FILLER = r"(?:(?:um+|uh+|oh|well|so|mm+|hmm+|ah|okay|ok|and|but)\W+)*"
+_FILLER = r"(?:(?:um+|uh+|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually)\W+)*"
 _YES = re.compile(
     _FILLER + r"(yes|yeah|yep|yup|yea|uh-huh|mm-hmm|correct|right|sure|absolutely|definitely"
-    r"|i do|i am|i have|i did|i will|i think so|of course|that's right|that's correct|i sure)\b"
+    r"|i do|i am|i have|i did|i will|i think so|of course|that's right|that's correct|i sure"
+    r"|i think i (?:do|am|have|did)|i believe so)\b"
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
@@ -27,26 +28,79 @@ _NO = re.compile(
 )
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")
+_UNSURE = re.compile(
+    _FILLER + r"(i do n't know|i don't know|i do not know|i'm not sure|i am not sure|not sure"
+    r"|i guess|maybe|i do n't remember|i don't remember)\b"
+)
+_NEGATED = re.compile(r"(?:\bnot|n't|\bno|\bnever)\b(?:\W+\w+)?\W*$")
+_CHANGED_MIND = re.compile(r"\W*(?:\w+\W+){0,2}(?:yes|yeah|yep|i do(?!\s*(?:n'?t|not)))\b")
+# "Gone" says the thing itself is over; "have n't had" / "no problems" only that it is
+# quiet now, which the guideline treats as control, not resolution.
 _GONE = re.compile(
     r"\b(gone|go away|went away|goes away|no longer|any ?more|used to|resolved|cleared up"
-    r"|have n't had|haven't had|have n't felt|haven't felt|not having|since then"
-    r"|went down|go down)\b"
+    r"|disappeared|have n't felt|haven't felt|have not felt)\b"
+)
+_QUIET = re.compile(
+    r"\b(have n't had|haven't had|have not had|not having"
+    r"|no problems?|no issues?|no trouble)\b"
+)
+_IMPROVING = re.compile(r"\b(better|improv\w*|less|not as (?:much|bad)|easing|getting stronger)\b")
+# "i just want this pain to go away" wishes, it does not report.
+_WISH = re.compile(r"\b(want|wanted|hope|hoping|wish|need|until|if)\b(?:\W+\w+){0,4}\W+$")
+# Readings and counts ("one forty", "in the low one hundreds", "my third time"); a lone
+# "one" is too common to count.
+_NUMBER = (
+    r"\d+|one (?=\w+(?:ty|teen|hundred|hundreds|ties)\b)|two|three|four|five|six|seven|eight"
+    r"|nine|ten|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundreds?|twenties"
+    r"|thirties|forties|fifties|sixties|seventies|eighties|nineties|second|third"
+)
+# What a reply about a condition the provider just named says about its state.
+_STATUS = re.compile(
+    r"\b(still|better|worse|improv\w*|good|well|great|fine|bad|gone|go away|went away"
+    r"|episodes?|flares?|attacks?|under control|controlled|all over the place|running|stable"
+    r"|same|helping|ups and downs|good days|bad days|again|back|times?|" + _NUMBER + r")\b"
 )
 _DETAILS = {
     "frequency": r"\b(every|times|always|constant|constantly|daily|often|sometimes|once|"
-    r"at night|in the morning|mornings|nights|coming and going|off and on|all the time)\b",
+    r"at night|in the morning|mornings|nights|coming and going|off and on|all the time"
+    r"|again|keeps? coming back|came back)\b",
     "severity": r"\b(severe|mild|bad|terrible|horrible|a lot|a little|really|pretty|worse|"
     r"better|much|so|out of 10|brutal)\b",
     "duration": r"\b(days?|weeks?|months?|years?|since|for the past|lately|recently)\b",
     "trigger": r"\b(when|whenever|because|'cause|after|if i|from)\b",
 }
-_REASON = re.compile(r"\b(because|'cause|cause|since|due to|it made|made me|upset|side effects?)\b")
+_REASON = re.compile(
+    r"\b(because|'cause|cause|since|due to|it made|made me|upset|side effects?|stopped working"
+    r"|did n't work|didn't work|was n't working|wasn't working|not working|did n't help"
+    r"|didn't help)\b"
+)
+# Taking it now, as opposed to "I took Claritin in the past".
+_CURRENT = re.compile(
+    r"\b(i'm|i am|am|i've been|i have been|still|now|currently|again|restarted|started|back on"
+    r"|these days|every day|everyday|daily|i take|i use|i'm taking|i'm using)\b"
+)
+# A question about how regularly, where "no" means doses are missed, not that it stopped.
+_REGULARITY = re.compile(
+    r"\b(regularly|every day|everyday|daily|as prescribed|as directed|consistently|on time"
+    r"|as often as|like you should|as you should|every dose)\b"
+)
+_REGIMEN = re.compile(
+    r"\b(once|twice|three times|four times|a day|daily|every \w+ hours|as needed|at night"
+    r"|in the morning|at bedtime|milligrams?|mg|m g|you're on|you are on|you're taking"
+    r"|you are taking|you're using|you are using)\b"
+)
+# A question about earlier use, where "no" means never before, not stopped now.
+_EVER = re.compile(r"\b(before|ever|in the past|previously|prior)\b")
 
 
 def polarity(answer: str) -> Polarity:
     """How a patient's reply answers a yes/no question (first sentence only)."""
     text = answer.lower().strip()
+    if _UNSURE.match(text):
+        return Polarity.NONE
     yes, no = _YES.match(text), _NO.match(text)
+    if no and _CHANGED_MIND.match(text[no.end() :]):  # "no i yeah i do"
+        return Polarity.NONE
     if yes and (not no or yes.end() > no.end()):
         return Polarity.YES
     if no:
@@ -62,30 +116,69 @@ def polarity(answer: str) -> Polarity:
 def leading_answer(text: str) -> int:
     """Length of a leading "no ," / "yes ," that answers a question rather than negates.
 
-    ConText would read "no , i have a stuffy nose" as a negated stuffy nose.
+    ConText would read "no , i have a stuffy nose" (or, without the comma of speech
+    recognition, "no i have a stuffy nose") as a negated stuffy nose.
     """
-    match = re.match(r"\W*(no|nope|nah|yes|yeah|yep)\s*[,.]\s*(?=\w)", text, re.IGNORECASE)
+    match = re.match(
+        r"\W*(no|nope|nah|yes|yeah|yep)(?:\s*[,.]\s*(?=\w)|\s+(?=(?:i|i'm|it|it's|but|just"
+        r"|actually|we|my)\b))",
+        text,
+        re.IGNORECASE,
+    )
     return match.end() if match else 0
 
 
 def gone(sentence: str) -> bool:
-    """Whether the sentence says something is gone or no longer there."""
-    return bool(_GONE.search(sentence.lower()))
+    """Whether the sentence says something is gone or no longer there (not just better)."""
+    text = sentence.lower()
+    said = [m for m in _GONE.finditer(text) if not _WISH.search(text[: m.start()])]
+    return bool(said) and not _IMPROVING.search(text)
+
+
+def absent(sentence: str) -> bool:
+    """Gone, or not had lately ("have n't had any problems since")."""
+    return gone(sentence) or bool(_QUIET.search(sentence.lower()))
+
+
+def improving(text: str) -> bool:
+    """ "a bit better", "getting stronger": still there, but less."""
+    return bool(_IMPROVING.search(text.lower()))
+
+
+def status(text: str) -> bool:
+    """Whether a reply says how something is going (better, still, gone, readings)."""
+    return bool(_STATUS.search(text.lower()))
 
 
 def details(sentence: str) -> list[str]:
-    """Which kinds of detail (frequency, severity, duration, trigger) the sentence adds."""
+    """Which kinds of detail (frequency, severity, duration, trigger) the sentence adds.
+
+    A negated degree adds nothing ("it has n't gotten worse" only says it is stable).
+    """
     text = sentence.lower()
-    return [name for name, pattern in _DETAILS.items() if re.search(pattern, text)]
+    out = []
+    for name, pattern in _DETAILS.items():
+        found = re.finditer(pattern, text)
+        if name == "severity":
+            found = (m for m in found if not _NEGATED.search(text[: m.start()]))
+        if any(True for _ in found):
+            out.append(name)
+    return out
 
 
 def behaviour(sentence: str, lex: Lexicon) -> str:
     """The adherence behaviour a sentence describes; `as_prescribed` by default."""
+    return behaviour_phrase(sentence, lex)[0]
+
+
+def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
+    """The behaviour and the words that said it ("as needed", "only when")."""
     tokens = tokenize(sentence)
     for name, index in lex.behaviours:
-        if index.find(tokens):
-            return name
-    return "as_prescribed"
+        hits = index.find(tokens)
+        if hits:
+            return name, hits[0][2]
+    return "as_prescribed", None
 
 
 def reason(sentence: str) -> str | None:
@@ -109,3 +202,23 @@ def negated_cue(sentence: str, cue: str) -> bool:
             before = tokens[max(0, k - 3) : k]
             return any(w in {"not", "n't", "no", "never"} for w in before)
     return False
+
+
+def current_use(text: str) -> bool:
+    """The words place the use in the present ("I'm taking", "still", "again")."""
+    return bool(_CURRENT.search(text.lower()))
+
+
+def about_regularity(question: str) -> bool:
+    """ "Are you taking it every day?": a "no" means missed doses."""
+    return bool(_REGULARITY.search(question.lower()))
+
+
+def about_earlier_use(question: str) -> bool:
+    """ "Have you been on that before?": a "no" means it is new."""
+    return bool(_EVER.search(question.lower()))
+
+
+def states_regimen(sentence: str) -> bool:
+    """The sentence says how a drug is taken ("three times a day", "you're on 10 mg")."""
+    return bool(_REGIMEN.search(sentence.lower()))

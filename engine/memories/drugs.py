@@ -62,10 +62,19 @@ def _finder() -> FindDrugs:
     return finder
 
 
+# MeSH preparations the dictionary lists among drugs: how a drug is given, not which.
+_DOSAGE_FORMS = frozenset(
+    {"nasal sprays", "ophthalmic solutions", "aerosols", "ointments", "solutions", "tablets"}
+)
+# Forms people name alike: "vitamin D" is D2 (ergocalciferol) or D3 (cholecalciferol).
+_SAME_AS = {"ergocalciferol": "vitamin d", "cholecalciferol": "vitamin d"}
+
+
 def ingredients(name: str) -> frozenset[str]:
     """The single ingredients of a generic name: "fluticasone and salmeterol" → both."""
-    parts = re.split(r"\s*(?:/|\+|\band\b|,)\s*", name.lower())
-    return frozenset(p.strip() for p in parts if p.strip())
+    parts = [p.strip() for p in re.split(r"\s*(?:/|\+|\band\b|,)\s*", name.lower())]
+    found = {p for p in parts if p}
+    return frozenset(found | {_SAME_AS[p] for p in found if p in _SAME_AS})
 
 
 def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -78,7 +87,9 @@ def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
         if matched in _NOT_DRUGS or len(matched) < 4:
             continue
         name = str(data.get("name") or matched).lower()
-        found.append((start, end, name))
+        if name in _DOSAGE_FORMS:
+            continue
+        found.append((start, end, _SAME_AS.get(name, name)))
     return sorted(found)
 
 

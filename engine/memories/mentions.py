@@ -51,9 +51,31 @@ _MODIFIER_STOP = frozenset(
         "taking",
         "take",
         "on",
+        "got",
+        "get",
+        "have",
+        "had",
+        "use",
+        "using",
+        "used",
+        "need",
+        "needs",
+        "bought",
+        "buy",
+        "tried",
+        "try",
+        "took",
+        "apply",
+        "applying",
+        "put",
+        "gave",
+        "give",
     ]
 )
 _WINDOW = 6
+_NOT_POSSESSIVE = frozenset(
+    {"it", "that", "what", "there", "here", "he", "she", "let", "who", "where", "how", "this"}
+)
 # "blood pressure cuff" is a device, not a reading.
 _DEVICE = re.compile(r"\s*(cuff|machine|monitor|meter|log|check)s?\b", re.IGNORECASE)
 
@@ -84,19 +106,37 @@ def singular(word: str) -> str:
 
 def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     """Everything of interest in `text`, without overlaps (longer and medication first)."""
-    tokens = tokenize(text)
+    tokens = [_without_possessive(t) for t in tokenize(text)]
     found = _meds(tokens, lex) + _body(tokens, lex)
     found += [
         m
-        for m in _lexical(tokens, lex.conditions.find(tokens), "condition")
+        for m in _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
         if not _DEVICE.match(text[m.end :])
     ]
-    found += _symptoms(tokens, lex)
+    symptoms = _symptoms(tokens, lex)
+    # "heart burn" is one complaint, not the heart
+    lay = [m for m in symptoms if m.source == "lay"]
+    found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
+    found += symptoms
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
         if all(m.end <= c.start or m.start >= c.end for c in chosen):
             chosen.append(m)
     return sorted(chosen, key=lambda m: m.start)
+
+
+def _without_possessive(token: Token) -> Token:
+    """ "my asthma's been acting up" names asthma; "it's", "that's" stay as they are."""
+    stem = token.text.removesuffix("'s")
+    if stem == token.text or stem in _NOT_POSSESSIVE:
+        return token
+    return Token(stem, token.start, token.end - 2)
+
+
+def _inside_longer(m: Mention, others: list[Mention]) -> bool:
+    return any(
+        o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start for o in others
+    )
 
 
 def _priority(m: Mention) -> int:
@@ -116,7 +156,11 @@ def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     lay = lex.lay_terms
     for i, j, term in lex.symptoms.find(tokens, plurals=lambda key: key not in lay):
         surface = " ".join(t.text for t in tokens[i:j])
-        subject = term.canonical if term.source == "lay" else surface
+        # "coughing" is said of a cough: the plain name when the words only inflect it
+        plain = term.source == "lay" or (
+            " " not in term.canonical and surface.startswith(term.canonical)
+        )
+        subject = term.canonical if plain else surface
         out.append(
             Mention(
                 "symptom", tokens[i].start, tokens[j - 1].end, subject, term.canonical, term.source
@@ -138,9 +182,18 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
         if _crosses_sentence(tokens, min(pi, ci), max(pj, cj)):
             continue
         lo, hi = min(pi, ci), max(pj, cj)
-        subject = f"{' '.join(singular(w) for w in part.split())} {complaint}"
+        subject = f"{_singular_part(part)} {complaint}"
         out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
+        if pj == ci:  # "back and knee pain": the complaint is both parts'
+            for qi, qj, other in parts:
+                if qj < pi and {t.text for t in tokens[qj:pi]} <= {"and", "or"}:
+                    both = f"{_singular_part(other)} {complaint}"
+                    out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
     return out
+
+
+def _singular_part(part: str) -> str:
+    return " ".join(singular(w) for w in part.split())
 
 
 def _crosses_sentence(tokens: list[Token], lo: int, hi: int) -> bool:
@@ -152,7 +205,15 @@ def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     for i, j, name in find_in_tokens([t.text for t in tokens]):
         surface = " ".join(t.text for t in tokens[i:j])
         out.append(
-            Mention("drug", tokens[i].start, tokens[j - 1].end, name, surface, drugs=(name,))
+            Mention(
+                "drug",
+                tokens[i].start,
+                tokens[j - 1].end,
+                name,
+                surface,
+                drugs=(name,),
+                class_drugs=_class_drugs(surface, lex),
+            )
         )
     for i, j, noun in lex.med_nouns.find(tokens, plurals=True):
         lo = i

@@ -1,72 +1,36 @@
 """Memory → fact relationships (GUIDELINE §3): same entity first, then the edge type.
 
-Only symptom → condition and adherence → medication edges are inferred. A symptom is the
-same entity as a condition when they share a distinctive word ("back pain" / "Chronic
-low back pain") or the symptom is a manifestation of it in the curated table
-(`cues.json`: wheezing → asthma, sugars → diabetes). A medication is the same entity
-when an ingredient matches, brand or generic ("Norvasc" / amlodipine). Facts are only
-read, never changed.
+Only symptom → condition and adherence → medication edges are inferred; which facts are
+the same entity is decided in `entities`. The type follows GUIDELINE §3 and the dev
+set's annotation conventions: a statement about the record's own episode ("the flare
+went away") is not one about the chronic disease; past use of a drug recorded as stopped
+agrees with the record; how often an as-needed drug is used enriches it; an explicit
+dose or frequency unlike the order's conflicts (`regimen`). Facts are only read, never
+changed.
 """
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from engine.memories.drugs import generic_names, ingredients
-from engine.memories.lexicon import load_lexicon
+from engine.memories.drugs import ingredients
+from engine.memories.entities import (
+    ConditionView,
+    condition_views,
+    medication_generics,
+    product_words,
+    same_condition,
+)
+from engine.memories.regimen import (
+    PLAIN_AS_NEEDED,
+    as_needed_order,
+    dose_differs,
+    frequency_differs,
+)
 from engine.memories.text import words
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
-# Words that say nothing about which condition is meant.
-GENERIC = frozenset(
-    [
-        "pain",
-        "chronic",
-        "acute",
-        "disorder",
-        "disease",
-        "syndrome",
-        "left",
-        "right",
-        "bilateral",
-        "unspecified",
-        "history",
-        "of",
-        "the",
-        "and",
-        "with",
-        "without",
-        "in",
-        "on",
-        "type",
-        "mild",
-        "moderate",
-        "severe",
-        "primary",
-        "essential",
-        "systemic",
-        "arterial",
-        "condition",
-        "problem",
-        "problems",
-        "issue",
-        "issues",
-        "episode",
-        "episodes",
-        "flare",
-        "recurrent",
-        "status",
-        "post",
-        "body",
-        "symptoms",
-        "symptom",
-        "finding",
-        "lower",
-        "upper",
-    ]
-)
 INACTIVE = frozenset(
     {
         "resolved",
@@ -80,60 +44,8 @@ INACTIVE = frozenset(
         "not-taken",
     }
 )
-_DOSE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:mg|milligrams?|m g|mcg|micrograms?|units?)\b")
-
-
-@dataclass(frozen=True)
-class ConditionView:
-    fact: Fact
-    text: str
-    words: frozenset[str]
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def content_words(text: str) -> frozenset[str]:
-    """Distinctive, singular words of a subject or label."""
-    return frozenset(_stem(w) for w in words(text) if w not in GENERIC and len(w) > 2)
-
-
-def condition_views(facts: Iterable[Fact]) -> list[ConditionView]:
-    """Condition facts with their searchable text (label and code displays)."""
-    views = []
-    for fact in facts:
-        if fact.kind is FactKind.CONDITION:
-            text = " ".join([fact.label, *(c.display or "" for c in fact.codes)]).lower()
-            views.append(ConditionView(fact, text, content_words(text)))
-    return views
-
-
-def same_condition(subject: str, view: ConditionView) -> str | None:
-    """How a symptom subject is the condition: "name", "manifestation", or None."""
-    subject_words = content_words(subject)
-    if subject_words & view.words:
-        return "name"
-    tokens = set(words(subject))
-    for key, signs in load_lexicon().manifestations.items():
-        if key not in view.text:
-            continue
-        for sign in signs:
-            sign_words = set(words(sign))
-            if sign_words and sign_words <= tokens:
-                return "manifestation"
-    return None
-
-
-def medication_generics(fact: Fact) -> frozenset[str]:
-    """Ingredient names of a medication fact, from its label, code displays and key."""
-    names: set[str] = set()
-    for text in [fact.label, *(c.display or "" for c in fact.codes)]:
-        for name in generic_names(text):
-            names |= ingredients(name)
-    if fact.fact_key.startswith("medication:text:"):
-        names |= ingredients(fact.fact_key.removeprefix("medication:text:").replace("-", " "))
-    return frozenset(names)
+# A record entry for one episode of a chronic condition ("Acute gout flare").
+_EPISODE = re.compile(r"\b(acute|flare|flares|episode|attack|exacerbation)\b", re.IGNORECASE)
 
 
 def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
@@ -150,12 +62,12 @@ def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
 
 
 def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Relationship]:
+    matches = [(v, how) for v in conditions if (how := same_condition(memory.subject, v))]
+    episodic = any(_EPISODE.search(v.fact.label) for v, _ in matches)
     edges = []
-    for view in conditions:
-        how = same_condition(memory.subject, view)
-        if how is None:
-            continue
-        kind, why = symptom_type(memory, view.fact, how)
+    for view, how in matches:
+        chronic = episodic and not _EPISODE.search(view.fact.label)
+        kind, why = symptom_type(memory, view.fact, how, episode_on_file=chronic)
         edges.append(
             Relationship(
                 memory_id=memory.memory_id,
@@ -169,8 +81,14 @@ def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Rela
     return edges
 
 
-def symptom_type(memory: Memory, fact: Fact, how: str) -> tuple[RelationshipType, str]:
-    """GUIDELINE §3 for a symptom and a condition that are the same entity."""
+def symptom_type(
+    memory: Memory, fact: Fact, how: str, episode_on_file: bool = False
+) -> tuple[RelationshipType, str]:
+    """GUIDELINE §3 for a symptom and a condition that are the same entity.
+
+    `episode_on_file`: the record also holds an episode of this (chronic) condition,
+    and "it went away" is about the episode, not the disease.
+    """
     present = memory.attributes.get("present", True)
     inactive = (fact.status or "active").lower() in INACTIVE
     if inactive and present:
@@ -178,7 +96,7 @@ def symptom_type(memory: Memory, fact: Fact, how: str) -> tuple[RelationshipType
     if inactive:
         return RelationshipType.CORROBORATES, "absent, as the resolved record says"
     named = how == "name" or bool(memory.attributes.get("condition_term"))
-    if not present and memory.attributes.get("gone") and named:
+    if not present and memory.attributes.get("gone") and named and not episode_on_file:
         return RelationshipType.CONFLICTS, "patient says a condition recorded active is gone"
     if not present:
         return RelationshipType.ENRICHES, "absence of a manifestation adds current control"
@@ -192,13 +110,20 @@ def symptom_type(memory: Memory, fact: Fact, how: str) -> tuple[RelationshipType
 def _adherence_edges(memory: Memory, meds: list[tuple[Fact, frozenset[str]]]) -> list[Relationship]:
     named = {i for d in memory.attributes.get("drugs", []) for i in ingredients(d)}
     inferred = {i for d in memory.attributes.get("class_drugs", []) for i in ingredients(d)}
+    label_words = product_words(memory.subject) if not named else frozenset()
+    direct = [f for f, g in meds if named & g]
+    # the product with exactly these ingredients ("Flonase" is not Advair); else, for a
+    # combination ("fluticasone and salmeterol"), the product holding all of them
+    exact = [f for f, g in meds if named and g == named]
+    whole = [f for f, g in meds if len(named) > 1 and named <= g]
+    direct = exact or whole or direct
+    described = [
+        f
+        for f, g in meds
+        if f not in direct and (inferred & g or label_words & product_words(f.label))
+    ]
     edges = []
-    label_words = _product_words(memory.subject) if not named else frozenset()
-    for fact, generics in meds:
-        direct = bool(named & generics)
-        by_label = bool(label_words & _product_words(fact.label))
-        if not direct and not (inferred & generics) and not by_label:
-            continue
+    for fact in direct + _one_of_class(memory, described):
         kind, why = adherence_type(memory, fact)
         edges.append(
             Relationship(
@@ -206,11 +131,24 @@ def _adherence_edges(memory: Memory, meds: list[tuple[Fact, frozenset[str]]]) ->
                 fact_key=fact.fact_key,
                 type=kind,
                 rationale=f"{memory.subject!r} is {fact.label!r} ({why})",
-                confidence=0.85 if direct else 0.55,
-                method=METHOD_DRUG if direct else "drug-class",
+                confidence=0.85 if fact in direct else 0.55,
+                method=METHOD_DRUG if fact in direct else "drug-class",
             )
         )
     return edges
+
+
+def _one_of_class(memory: Memory, facts: list[Fact]) -> list[Fact]:
+    """Which record medications a description refers to: a class ("my blood pressure
+    pill") or words of the product ("the scar gel").
+
+    All of them when the patient speaks of several ("my blood pressure pills"); else the
+    one that fits, or the one active one; none when that is ambiguous.
+    """
+    if len(facts) <= 1 or memory.attributes.get("plural"):
+        return facts
+    active = [f for f in facts if (f.status or "active").lower() not in INACTIVE]
+    return active if len(active) == 1 else []
 
 
 def adherence_type(memory: Memory, fact: Fact) -> tuple[RelationshipType, str]:
@@ -222,58 +160,31 @@ def adherence_type(memory: Memory, fact: Fact) -> tuple[RelationshipType, str]:
             if memory.attributes.get("reason"):
                 return RelationshipType.ENRICHES, "gives the reason for a recorded stop"
             return RelationshipType.CORROBORATES, "stopped, as recorded"
+        if memory.attributes.get("current") is False:  # "I took Claritin in the past"
+            if memory.attributes.get("details") or memory.attributes.get("reason"):
+                return RelationshipType.ENRICHES, "tells how the past course went"
+            return RelationshipType.CORROBORATES, "past use, as recorded"
         return RelationshipType.CONFLICTS, "taking a medication recorded as stopped"
     if memory.attributes.get("pattern") == "as_needed":
-        if _as_needed(fact):
-            return RelationshipType.ENRICHES, "usage pattern of an as-needed medication"
-        return RelationshipType.CONFLICTS, "taken only as needed vs a scheduled order"
+        if not as_needed_order(fact):
+            return RelationshipType.CONFLICTS, "taken only as needed vs a scheduled order"
+        if memory.attributes.get("pattern_said") in PLAIN_AS_NEEDED:
+            return RelationshipType.CORROBORATES, "taken as needed, as ordered"
+        return RelationshipType.ENRICHES, "usage pattern of an as-needed medication"
+    if behaviour == "changed_dose" and as_needed_order(fact) and not dose_differs(memory, fact):
+        return RelationshipType.ENRICHES, "how often an as-needed medication is used"
     if behaviour in {"stopped", "never_started", "ran_out", "changed_dose"}:
         return RelationshipType.CONFLICTS, f"{behaviour.replace('_', ' ')} vs active order"
-    if _dose_differs(memory, fact):
+    if dose_differs(memory, fact):
         return RelationshipType.CONFLICTS, "dose differs from the record"
+    if frequency_differs(memory, fact):
+        return RelationshipType.CONFLICTS, "frequency differs from the record"
     if behaviour == "missed_doses" or memory.attributes.get("details"):
         return RelationshipType.ENRICHES, "partial adherence or detail the record lacks"
     return RelationshipType.CORROBORATES, "taking it as prescribed"
 
 
 BRIEF_WORDS = 10
-# Words that name no particular product ("my blood pressure medication").
-_UNSPECIFIC = frozenset(
-    [
-        "medication",
-        "medications",
-        "medicine",
-        "medicines",
-        "meds",
-        "pill",
-        "pills",
-        "tablet",
-        "tablets",
-        "capsule",
-        "capsules",
-        "oral",
-        "dose",
-        "daily",
-        "mg",
-        "the",
-        "my",
-        "new",
-        "old",
-        "other",
-        "one",
-        "ones",
-        "prescription",
-    ]
-)
-
-
-def _product_words(text: str) -> frozenset[str]:
-    """Distinctive words of a product name or description ("scar gel" → scar, gel)."""
-    return frozenset(
-        w
-        for w in words(text)
-        if w not in _UNSPECIFIC and w not in GENERIC and w.isalpha() and len(w) > 2
-    )
 
 
 def _brief(memory: Memory) -> bool:
@@ -281,15 +192,3 @@ def _brief(memory: Memory) -> bool:
     spoken = [e for e in memory.evidence if e.message_id.rsplit(":", 1)[0] == memory.session_id]
     first = spoken[-1] if memory.attributes.get("answer") else spoken[0]
     return len(words(first.quote)) <= BRIEF_WORDS
-
-
-def _as_needed(fact: Fact) -> bool:
-    text = (" ".join(str(v) for v in fact.fields.values()) + " " + fact.label).lower()
-    return bool(re.search(r"as needed|\bprn\b|when needed|if needed", text))
-
-
-def _dose_differs(memory: Memory, fact: Fact) -> bool:
-    said = {float(m) for e in memory.evidence for m in _DOSE.findall(e.quote.lower())}
-    recorded_text = " ".join(str(v) for v in fact.fields.values()) + " " + fact.label
-    recorded = {float(m) for m in _DOSE.findall(recorded_text.lower())}
-    return bool(said and recorded and not said & recorded)

@@ -14,6 +14,23 @@ from engine.memories.relate import relate
 from engine.models import Batch, Memory, Message, Relationship, Scope, Watermark
 from engine.store import GraphStore
 
+# The attributes GUIDELINE §2 defines (plus an as-needed `pattern`); what else extractors
+# attach are hints for relationship inference, not part of what the patient said.
+PUBLIC_ATTRIBUTES = frozenset(
+    {
+        "present",
+        "onset",
+        "duration",
+        "frequency",
+        "severity",
+        "trigger",
+        "behavior",
+        "reason",
+        "detail",
+        "pattern",
+    }
+)
+
 # How many earlier messages the extractor sees as context (e.g. the question that a
 # first new message answers); memories still need evidence in the new range.
 CONTEXT_MESSAGES = 4
@@ -71,6 +88,7 @@ def generate_memories(
         if _spoken_in(m, done, messages)
     ]
     relationships = relate(memories, facts)
+    memories = [_public(m) for m in memories]
     last = new[-1].seq
     store.write(
         scope,
@@ -105,3 +123,8 @@ def _skip_while_paused(
     last = new[-1].seq
     store.write(scope, Batch(watermark=Watermark(session_id=session_id, expected=done, new=last)))
     return GenerateResult(status="paused", processed_through=last)
+
+
+def _public(memory: Memory) -> Memory:
+    attributes = {k: v for k, v in memory.attributes.items() if k in PUBLIC_ATTRIBUTES}
+    return memory.model_copy(update={"attributes": attributes})

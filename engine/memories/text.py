@@ -11,6 +11,33 @@ _TOKEN = re.compile(r"n't|[a-z0-9]+(?:'[a-z]+)?")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 _CLAUSE_BREAK = re.compile(r"\s*[,;]\s+|\s+(?:but|and then|so)\s+")
 MAX_CLAUSE = 160
+# Where a question starts, for transcripts that drop the question mark (ASR) and for
+# "I have this wart on my finger, can you freeze it off?". Inversions with "you" count
+# anywhere; the weaker openers only at the start of a sentence.
+_ASK_ANYWHERE = (
+    r"(?:are|do|did|have|were|can|could|would|will|should)\s+you(?![\w'])"
+    r"|(?:has|does|did)\s+(?:it|that|this|the|your|anything|everything)(?![\w'])"
+    r"|how(?:'s|\s+(?:are|is|was|were|have|has|do|does|did|about|long|many|often|much|bad))\b"
+    r"|what(?:'s|\s+(?:are|is|was|were|have|has|do|does|did|kind|brings|about|seems))\b"
+    r"|tell me (?:a little (?:bit )?)?(?:more )?about\b"
+    r"|(?:is|was)\s+(?:that|it|this)\s+\w+ing\b"
+)
+_ASK = re.compile(r"\b(?:" + _ASK_ANYWHERE + r")", re.IGNORECASE)
+_OPENER = re.compile(
+    r"^(?:(?:okay|ok|so|and|alright|all right|now|um|uh|well|then|also|but)\W+)*"
+    r"(?:any|is|was|are there|are they|were they)\b",
+    re.IGNORECASE,
+)
+# "i think we have you on twenty milligrams": a statement, not "have you ...?"
+_SUBJECT_BEFORE = re.compile(r"\b(?:we|i|they|he|she|i'll|we'll)\s+$", re.IGNORECASE)
+MAX_QUESTION_WORDS = 30
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|my|me|mine)\b", re.IGNORECASE)
+_OWN_ACTION = re.compile(
+    r"^(?:(?:okay|ok|so|and|alright|all right|now|um|uh|well)\W+)*(?:let me|i'm going to"
+    r"|i am going to|i'll|i will|we'll|we will|i'm gon na|i want to)\b",
+    re.IGNORECASE,
+)
+_FOLDED_QUESTION = re.compile(r",\s+(?=(?:" + _ASK_ANYWHERE + r"))", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -38,17 +65,67 @@ def sentences(text: str) -> list[tuple[int, int]]:
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))
-    return [(s, e) for s, e in (_trim(text, s, e) for s, e in spans) if e > s]
+    out: list[tuple[int, int]] = []
+    for s, e in (_trim(text, s, e) for s, e in spans):
+        if e > s:
+            out.extend(_unfold(text, s, e))
+    return out
 
 
-def clause_around(text: str, sentence: tuple[int, int], start: int, end: int) -> tuple[int, int]:
-    """The clause of a long sentence that holds [start, end); short sentences stay whole.
+def _unfold(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """ "I have a wart on my finger, can you freeze it off?" → the statement, the question."""
+    if not text[start:end].rstrip().endswith("?"):
+        return [(start, end)]
+    cuts = list(_FOLDED_QUESTION.finditer(text, start, end))
+    if not cuts or len(tokenize(text[start : cuts[-1].start()])) < 3:
+        return [(start, end)]
+    cut = cuts[-1]
+    if not _FIRST_PERSON.search(text, start, cut.start()):
+        return [(start, end)]  # "so , with the thyroid , does that always happen ?"
+    return [_trim(text, start, cut.start()), (cut.end(), end)]
+
+
+def question_span(text: str, sentence: tuple[int, int]) -> tuple[int, int] | None:
+    """The part of a sentence that asks something, or None for a statement.
+
+    A sentence ending in "?" is a question. Without the mark (speech recognition drops
+    it), a sentence asks from its last inversion ("are you taking the lisinopril i think
+    we have you on twenty": "we have you" is no inversion) or when it opens with "any
+    ..." / "is there ...". An unmarked "question" of more than `MAX_QUESTION_WORDS`
+    words is an explanation that happens to contain "what does this mean".
+    """
+    s, e = sentence
+    if _OWN_ACTION.match(text[s:e]):
+        return None  # "let me listen to your heart , okay ?" announces, it does not ask
+    if text[s:e].rstrip().endswith("?"):
+        return sentence
+    asks = [
+        m
+        for m in _ASK.finditer(text, s, e)
+        if not (m.group().lower().startswith("have") and _SUBJECT_BEFORE.search(text, s, m.start()))
+    ]
+    if asks:
+        start = asks[-1].start()
+    elif _OPENER.match(text[s:e]):
+        start = s
+    else:
+        return None
+    if len(tokenize(text[start:e])) > MAX_QUESTION_WORDS:
+        return None
+    return start, e
+
+
+def clause_around(
+    text: str, sentence: tuple[int, int], start: int, end: int, always: bool = False
+) -> tuple[int, int]:
+    """The clause of a long sentence that holds [start, end); short sentences stay whole
+    unless `always`.
 
     Spoken transcripts often run many clauses together without a full stop; quoting the
     whole run would claim more than the patient said about the subject.
     """
     s, e = sentence
-    if e - s <= MAX_CLAUSE:
+    if e - s <= MAX_CLAUSE and not always:
         return sentence
     cuts = [s] + [s + m.end() for m in _CLAUSE_BREAK.finditer(text[s:e])] + [e]
     lo = max(c for c in cuts if c <= start)

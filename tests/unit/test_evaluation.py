@@ -2,6 +2,7 @@
 
 import pytest
 
+from api.evaluate import half
 from engine.evaluation import (
     Gold,
     PredictedMemory,
@@ -103,3 +104,9 @@ def test_scores_add_up_over_cases() -> None:
     one = score_case(TURNS, GOLD, [pred("p1", "adherence", "glucophage", (0, 0, 10))], [])
     total = one + one
     assert total.overall.tp == 2 and total.overall.fn == 6
+
+
+def test_the_halves_alternate_over_the_cases_in_name_order() -> None:
+    names = ["c", "a", "d", "b", "e"]
+    assert half(names, "even") == {"a", "c", "e"}
+    assert half(names, "odd") == {"b", "d"}

@@ -109,3 +109,110 @@ def test_unrelated_symptoms_and_concerns_get_no_edges() -> None:
     rash = memory(MemoryType.SYMPTOM, "rash", "I have a rash", present=True, details=[])
     worry = memory(MemoryType.CONCERN, "asthma", "is my asthma dangerous?")
     assert relate([rash, worry], [ASTHMA, AMLODIPINE]) == []
+
+
+# -- which record medication a description means ---------------------------------------
+
+LOSARTAN = medication("medication:rxnorm:52175", "Cozaar 100 mg", ref="MedicationRequest/m2")
+FLONASE = medication("medication:rxnorm:41126", "Flonase (fluticasone) nasal spray")
+ADVAIR = medication(
+    "medication:rxnorm:284635",
+    "Advair (fluticasone propionate/salmeterol) 250/50",
+    status="discontinued",
+    ref="MedicationRequest/m3",
+)
+VITAMIN_D3 = medication("medication:rxnorm:2418", "Vitamin D3 2000 IU capsule")
+
+
+def by_class(subject: str, plural: bool) -> Memory:
+    return memory(
+        MemoryType.ADHERENCE,
+        subject,
+        f"I forget my {subject}",
+        behavior="missed_doses",
+        drugs=[],
+        class_drugs=["amlodipine", "losartan", "lisinopril"],
+        plural=plural,
+    )
+
+
+def test_a_class_phrase_means_the_one_record_drug_of_that_class_or_all_when_plural() -> None:
+    [only] = relate([by_class("blood pressure pill", plural=False)], [AMLODIPINE, ASTHMA])
+    assert only.fact_key == AMLODIPINE.fact_key and only.type is RelationshipType.ENRICHES
+    assert relate([by_class("blood pressure pill", plural=False)], [AMLODIPINE, LOSARTAN]) == []
+    both = relate([by_class("blood pressure pills", plural=True)], [AMLODIPINE, LOSARTAN])
+    assert {e.fact_key for e in both} == {AMLODIPINE.fact_key, LOSARTAN.fact_key}
+
+
+def test_a_single_drug_is_the_product_with_exactly_that_ingredient() -> None:
+    [edge] = relate(
+        [adherence("fluticasone", "I'm not taking the Flonase right now", "stopped")],
+        [FLONASE, ADVAIR],
+    )
+    assert edge.fact_key == FLONASE.fact_key and edge.type is RelationshipType.CONFLICTS
+
+
+def test_vitamin_d_is_either_form() -> None:
+    [edge] = relate(
+        [adherence("ergocalciferol", "I take my vitamin D", "as_prescribed")], [VITAMIN_D3]
+    )
+    assert edge.fact_key == VITAMIN_D3.fact_key
+
+
+# -- adherence against the order -------------------------------------------------------
+
+
+def test_past_use_of_a_stopped_drug_agrees_and_current_use_conflicts() -> None:
+    stopped = medication("medication:rxnorm:17767", "Norvasc 5 mg", status="discontinued")
+    past = adherence("amlodipine", "I was on it before", "as_prescribed", current=False)
+    again = adherence("amlodipine", "I started it again", "as_prescribed", current=True)
+    [then] = relate([past], [stopped])
+    [now] = relate([again], [stopped])
+    assert then.type is RelationshipType.CORROBORATES and now.type is RelationshipType.CONFLICTS
+
+
+def test_how_often_an_as_needed_drug_is_used() -> None:
+    prn = medication("medication:rxnorm:1", "Nystatin ointment", dose="once a day as needed")
+    less = adherence("nystatin", "I've been using it much less now", "changed_dose")
+    plain = adherence(
+        "nystatin",
+        "I use it as needed",
+        "changed_dose",
+        pattern="as_needed",
+        pattern_said="as needed",
+    )
+    assert relate([less], [prn])[0].type is RelationshipType.ENRICHES
+    assert relate([plain], [prn])[0].type is RelationshipType.CORROBORATES
+
+
+def test_a_different_frequency_conflicts_and_the_same_one_agrees() -> None:
+    twice = medication("medication:rxnorm:6809", "Metformin 500 mg", dose="500 mg twice daily")
+    once = adherence("metformin", "I take it once a day", "as_prescribed")
+    meals = adherence("metformin", "I take it with breakfast and with my dinner", "as_prescribed")
+    assert relate([once], [twice])[0].type is RelationshipType.CONFLICTS
+    assert relate([meals], [twice])[0].type is RelationshipType.CORROBORATES
+
+
+# -- conditions ------------------------------------------------------------------------
+
+
+def test_a_flare_that_went_away_conflicts_with_the_flare_not_the_disease() -> None:
+    gout = condition("condition:snomed:90560007", "Gout", ref="Condition/g")
+    flare = condition("condition:text:flare", "Acute gout flare", ref="Condition/f")
+    went = memory(
+        MemoryType.SYMPTOM, "gout", "it went away", present=False, gone=True, condition_term=True
+    )
+    edges = {e.fact_key: e.type for e in relate([went], [gout, flare])}
+    assert edges == {
+        flare.fact_key: RelationshipType.CONFLICTS,
+        gout.fact_key: RelationshipType.ENRICHES,
+    }
+
+
+def test_sharing_only_a_body_part_is_no_match_when_each_names_something_else() -> None:
+    scars = condition("condition:text:scars", "Widened surgical scars of both breasts")
+    knee = condition("condition:snomed:239873007", "Osteoarthritis of knee")
+    lump = memory(MemoryType.SYMPTOM, "breast lump", "a lump in my breast", present=True)
+    knee_pain = memory(MemoryType.SYMPTOM, "knee pain", "my knee hurts", present=True)
+    assert relate([lump], [scars]) == []
+    assert [e.fact_key for e in relate([knee_pain], [knee])] == [knee.fact_key]

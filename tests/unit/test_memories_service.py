@@ -27,6 +27,9 @@ class FakeStore:
     def list_facts(self, scope: Scope) -> list[Fact]:
         return self.facts
 
+    def is_memory_paused(self, scope: Scope) -> bool:
+        return False
+
     def write(self, scope: Scope, batch: Batch) -> WriteResult:
         assert batch.watermark is not None
         assert batch.watermark.expected == self.session.processed_through

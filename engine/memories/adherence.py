@@ -1,0 +1,244 @@
+"""Adherence statements in a patient turn, and which medication they are about.
+
+A drug named in the sentence is the subject. An unnamed one ("the medication", "those
+pills", "it") is resolved from the conversation: first the medication the patient named
+earlier in the same turn ("I was taking antiretroviral medications ... I stopped those
+medications"); otherwise the drugs the provider named in the turn being answered ("are
+you still taking the metformin?" / "I take it with breakfast"). A phrase that names a
+class ("my blood pressure pill") or a product ("the scar gel") keeps those words for
+`relate` to resolve against the record. What others did ("they gave me aspirin") and
+reading out a list are not adherence.
+"""
+
+import re
+
+from engine.memories import cues
+from engine.memories.entities import product_words
+from engine.memories.exchange import Sentence
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
+from engine.memories.text import clause_around, tokenize, words
+from engine.memories.turn import Turn
+
+# Words of a provider question that ask how a medication is taken or working.
+QUESTION_VERBS = frozenset(
+    [
+        "take",
+        "taking",
+        "took",
+        "taken",
+        "using",
+        "use",
+        "used",
+        "tried",
+        "try",
+        "applying",
+        "apply",
+        "on",
+        "refill",
+        "helping",
+        "helped",
+        "working",
+        "worked",
+        "started",
+        "start",
+    ]
+)
+# A question about whether a medication works; the reply may describe it without a verb
+# of taking ("is the medication helping?" / "the pain medication is horrible").
+EFFECT_WORDS = frozenset(["helping", "helped", "working", "worked", "effects", "effect"])
+PRONOUNS = frozenset({"it", "them", "that", "those", "these", "this", "one"})
+_DEMONSTRATIVES = frozenset({"those", "these", "that", "this", "the", "them"})
+_EFFECTS = ("side effect", "help", "only when", "almost out")
+_OTHERS = frozenset({"other", "all", "rest", "any", "new", "another"})
+_LIST = re.compile(r"\b(list of|here are|here's|here is)\b", re.IGNORECASE)
+_OTHERS_GAVE = re.compile(
+    r"\b(they|she|he|doctor|dr|\w+ did)\s+(?:\w+\s+){0,2}?(gave|give|put|prescribed"
+    r"|added|switched|increased|changed)\b",
+    re.IGNORECASE,
+)
+_I_TAKE = re.compile(
+    r"\b(i|i'm|i've|i am|i have)\b(?:\W+\w+){0,3}?\W+(take|taking|took|use|using|used|stopped"
+    r"|quit|missed|miss|forget|forgot|skip|skipped|ran|run|started)\b",
+    re.IGNORECASE,
+)
+MAX_PER_SENTENCE = 4
+
+
+def specific(m: Mention) -> bool:
+    """A drug, or a phrase that says which medication ("water pill", "antiretrovirals")."""
+    return bool(m.drugs or m.class_drugs or product_words(m.subject))
+
+
+def read_adherence(turn: Turn, sentence: Sentence, first: bool) -> None:
+    """Adherence candidates of one sentence (see the module docstring)."""
+    meds = [m for m, a in sentence.mentions if m.kind in MEDS and not a.hypothetical]
+    own = [m for m in meds if specific(m)]
+    try:
+        if sentence.question:
+            return
+        _read(turn, sentence, first, meds)
+    finally:
+        if own:
+            turn.last_med = own[-1]
+
+
+def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> None:
+    tokens = set(words(sentence.text))
+    asked = first and turn.asked is not None and bool(turn.asked.words() & QUESTION_VERBS)
+    effect = asked and turn.asked is not None and bool(turn.asked.words() & EFFECT_WORDS)
+    strong = bool(tokens & turn.lex.adherence_verbs)
+    weak = bool(tokens & turn.lex.adherence_weak_verbs)
+    meds = [m for m in meds if not _listed(turn, sentence, m)]
+    if any(m.kind == "drug" for m in meds):
+        meds = [m for m in meds if specific(m)]
+    elif not (strong or effect):
+        meds = []
+    if not (strong or weak or asked):
+        return
+    asked_meds = turn.asked.asked_meds() if turn.asked else []
+    if _prescribed_by_others(sentence.text):
+        return
+    found = [(m, "named") for m in meds]
+    if strong and tokens & PRONOUNS and first:
+        found += [(m, "pronoun-asked") for m in asked_meds if m.kind == "drug"]
+    elif not meds and strong and tokens & PRONOUNS:
+        found = [(turn.last_med, "pronoun-own")] if turn.last_med else []
+        found = found or [(m, "pronoun-asked") for m in asked_meds]
+
+    resolved: list[tuple[Mention, str]] = []
+    for m, via in found:
+        mine = any(m is x for x, _ in sentence.mentions)
+        before = turn.text[sentence.start : m.start] if mine else None
+        for r, how in resolve(turn, m, before):
+            if all(r != x for x, _ in resolved):
+                resolved.append((r, how or via))
+    for m, via in resolved[:MAX_PER_SENTENCE]:
+        add_candidate(turn, sentence, m, first, via)
+
+
+def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Mention, str]]:
+    """The medication(s) an unnamed mention stands for, and how; itself when it names one.
+
+    `before` is the patient's text just before the mention when the patient said it
+    (None for the provider's words): the patient's own unnamed "those medications" or "my
+    medications" is what the patient named last in the turn, unless it says "other".
+    """
+    if specific(m):
+        return [(m, "")]
+    near = set(words(before or "")[-2:])
+    if before is not None and turn.last_med is not None and not near & _OTHERS:
+        # "Lamictal was okay ... I have been taking my medications very regularly"
+        how = "demonstrative" if near & _DEMONSTRATIVES else "same-turn"
+        return [(turn.last_med, how)]
+    named = turn.asked.named_meds() if turn.asked else []
+    if named:
+        return [(n, "provider-named") for n in named]
+    return [(m, "unnamed")]
+
+
+def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: str) -> None:
+    """One adherence candidate for medication `m`, quoting the sentence."""
+    behaviour, phrase = cues.behaviour_phrase(sentence.text, turn.lex)
+    if behaviour == "as_prescribed":
+        behaviour, phrase = _pattern_nearby(turn, sentence) or (behaviour, phrase)
+    attrs: dict[str, object] = {
+        "drugs": list(m.drugs),
+        "class_drugs": list(m.class_drugs),
+        "via": via,
+    }
+    if behaviour == "as_needed":
+        behaviour, attrs["pattern"], attrs["pattern_said"] = "changed_dose", "as_needed", phrase
+    if behaviour == "never_started" and via != "named" and not turn.on_record(m):
+        return  # "ever tried clindamycin?" / "never tried it": nothing to adhere to
+    attrs["behavior"] = behaviour
+    attrs["plural"] = plural(m)
+    attrs["current"] = cues.current_use(_clause_text(turn, sentence, m))
+    why = cues.reason(sentence.text)
+    if why and behaviour in {"stopped", "never_started"}:
+        attrs["reason"] = why
+    detail = cues.details(sentence.text)
+    if any(w in sentence.text.lower() for w in _EFFECTS) or _effect_nearby(turn, sentence):
+        detail.append("effect")
+    attrs["details"] = detail if behaviour != "as_prescribed" or "effect" in detail else []
+    said = turn.clause(sentence, _anchor(turn, sentence, m))
+    turn.add(
+        ("adherence", m.subject),
+        "adherence",
+        m.subject,
+        sentence.text,
+        turn.with_question([said], first),
+        attrs,
+        confidence=0.6,
+    )
+
+
+def plural(m: Mention) -> bool:
+    """ "my pills", "those medications": more than one product may be meant."""
+    last = words(m.subject)[-1:]
+    return m.kind == "mednoun" and bool(last) and last[0].endswith("s")
+
+
+def _effect_nearby(turn: Turn, sentence: Sentence) -> bool:
+    """A symptom in the sentence or next to it ("The pain medication is horrible. I have
+    been throwing up"; "I have been having some severe bruising. I have been taking
+    Coumadin"): an effect, wanted or not, of taking it."""
+    k = turn.parsed.index(sentence)
+    near = turn.parsed[max(0, k - 1) : k + 2]
+    return any(m.kind in SYMPTOMISH for s in near for m, a in s.mentions if not a.negated)
+
+
+def _listed(turn: Turn, sentence: Sentence, m: Mention) -> bool:
+    """ "Here's a list of my medications": reading a list is not adherence (GUIDELINE §2)."""
+    return bool(_LIST.search(turn.text[sentence.start : m.start]))
+
+
+def _prescribed_by_others(text: str) -> bool:
+    """ "They gave me an anticonvulsant and aspirin": what was prescribed, not how the
+    patient takes it, unless the patient also says so ("... and I've been taking them")."""
+    return bool(_OTHERS_GAVE.search(text)) and not _I_TAKE.search(text)
+
+
+def _pattern_nearby(turn: Turn, sentence: Sentence) -> tuple[str, str | None] | None:
+    """ "only when it goes over 85 degrees . so that's when i've been using it": the
+    as-needed pattern said next to the sentence, in one that names no other drug."""
+    k = turn.parsed.index(sentence)
+    for near in turn.parsed[max(0, k - 1) : k] + turn.parsed[k + 1 : k + 2]:
+        if any(m.kind in MEDS for m, _ in near.mentions):
+            continue
+        name, phrase = cues.behaviour_phrase(near.text, turn.lex)
+        if name == "as_needed":
+            return name, phrase
+    return None
+
+
+def _anchor(turn: Turn, sentence: Sentence, m: Mention) -> Mention:
+    """What to quote around: the drug when the sentence names it, else the verb of
+    taking ("she added two medications ... i've been taking them")."""
+    in_sentence = sentence.start <= m.start < sentence.end and m.end <= sentence.end
+    if in_sentence and not _far_from_verb(turn, sentence, m):
+        return m
+    verbs = [t for t in tokenize(sentence.text) if t.text in turn.lex.adherence_verbs]
+    offset = m.start - sentence.start if in_sentence else 0
+    after = [t for t in verbs if t.start >= offset]
+    verb = after[0] if after else (verbs[-1] if verbs else None)
+    if verb is not None:
+        return Mention("verb", sentence.start + verb.start, sentence.start + verb.end, verb.text)
+    return m if in_sentence else Mention("sentence", sentence.start, sentence.end, "")
+
+
+def _far_from_verb(turn: Turn, sentence: Sentence, m: Mention) -> bool:
+    """The drug is named in one clause of a long run-on and taken in another."""
+    s, e = clause_around(turn.text, (sentence.start, sentence.end), m.start, m.end)
+    clause = set(words(turn.text[s:e]))
+    return bool(set(words(sentence.text)) & turn.lex.adherence_verbs) and not (
+        clause & turn.lex.adherence_verbs
+    )
+
+
+def _clause_text(turn: Turn, sentence: Sentence, m: Mention) -> str:
+    """The clause naming the drug ("i was also on lisinopril before but ... i'm on" says
+    nothing current about lisinopril), or the sentence when it names none."""
+    if not sentence.start <= m.start < sentence.end:
+        return sentence.text
+    s, e = clause_around(turn.text, (sentence.start, sentence.end), m.start, m.end, always=True)
+    return turn.text[s:e]

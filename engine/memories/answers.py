@@ -1,0 +1,241 @@
+"""Replies that only make sense with the provider's question: yes/no and status answers.
+
+- "Any swelling in your legs?" / "No." → a symptom memory quoting both turns.
+- "Are you still on an iron supplement?" / "Uh yes." → adherence, as prescribed.
+- "In terms of your gout, how are you doing with that?" / "The medication helped it go
+  away." → a symptom memory about the condition the provider brought up (the topic),
+  when the record holds it and the reply says how it is going but does not name it.
+"""
+
+from engine.memories import cues
+from engine.memories.adherence import QUESTION_VERBS, resolve, specific
+from engine.memories.context import Assertion
+from engine.memories.cues import Polarity
+from engine.memories.entities import content_words
+from engine.memories.exchange import Sentence
+from engine.memories.extractor import Quote
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
+from engine.memories.text import words
+from engine.memories.turn import Turn
+
+_SIDE_EFFECT = ("side effect", "issues", "problems", "trouble")
+# How many opening sentences of a reply may carry its status ("i'm doing well . the
+# medication helped it go away .").
+STATUS_SENTENCES = 3
+# How many opening sentences of a reply say what its yes or no means.
+REPLY_SENTENCES = 2
+# A reply to a statement this short only agrees or disagrees with it.
+CONFIRMATION_WORDS = 8
+# A reply longer than this says more than yes or no.
+BARE_ANSWER_WORDS = 4
+
+
+def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
+    """Memories from a reply to the provider's questions (see the module docstring)."""
+    assert turn.asked is not None
+    last = turn.asked.last
+    # "any medication for your asthma?" asks about a treatment, not the asthma
+    about_meds = last is not None and any(m.kind in MEDS for m, _ in last.mentions)
+    if last is not None and pol is not Polarity.NONE and not about_meds:
+        for m, a in last.mentions:
+            if m.kind in SYMPTOMISH and not (a.family or a.hypothetical):
+                _symptom_answer(turn, answer, pol, last, m)
+    if pol in {Polarity.YES, Polarity.NO} and not any(m.kind in MEDS for m, _ in answer.mentions):
+        for question in turn.asked.questions:
+            if set(words(question.text)) & QUESTION_VERBS:
+                _med_answer(turn, answer, pol, question)
+    _topic_answer(turn, pol)
+
+
+def read_confirmation(turn: Turn, answer: Sentence, pol: Polarity) -> None:
+    """ "And Bactroban ointment is three times a day for your bug bites." / "Yep.": a short
+    yes (or no) to the provider stating the patient's regimen confirms (or denies) it."""
+    if turn.asked is None or pol not in {Polarity.YES, Polarity.NO}:
+        return
+    if len(words(answer.text)) > CONFIRMATION_WORDS:
+        return
+    stated = turn.asked.sentences[-1] if turn.asked.sentences else None
+    if stated is None or not cues.states_regimen(stated.text):
+        return
+    named = [m for m, _ in turn.asked.meds_for(stated) if specific(m)]
+    if named or (turn.recent_med is not None and turn.asked.points_back(stated)):
+        _med_answer(turn, answer, pol, stated)
+
+
+def _symptom_answer(
+    turn: Turn, answer: Sentence, pol: Polarity, question: Sentence, m: Mention
+) -> None:
+    if _covered(turn, m.subject):
+        return
+    present = pol in {Polarity.YES, Polarity.BAD}
+    if not present and not turn.related(m.subject):
+        return
+    turn.covered.add(m.subject)
+    details = cues.details(answer.text) if _says_more(answer) else []
+    # "how is your gout?" / "i'm doing well . the medication helped it go away ."
+    gone = [s for s in _opening(turn) if cues.gone(s.text)]
+    went = bool(gone) and not present and not cues.improving(turn.text)
+    quotes = [turn.quote(s.start, s.end) for s in [answer, *gone]]
+    turn.add(
+        ("symptom", m.subject, str(present)),
+        "symptom",
+        m.subject,
+        answer.text,
+        [*_unique(quotes), turn.asked_quote(question)],
+        {
+            "present": present,
+            "gone": went,
+            "details": details,
+            "canonical": m.canonical,
+            "answer": pol.value,
+            "via": "answer",
+        },
+    )
+
+
+def _med_answer(turn: Turn, answer: Sentence, pol: Polarity, question: Sentence) -> None:
+    assert turn.asked is not None
+    if pol is Polarity.NO and cues.about_earlier_use(question.text):
+        return  # "have you been on that before?" / "no, that's new"
+    behaviour, inferred = _answered_behaviour(turn, answer, pol, question)
+    current = cues.current_use(_reply(turn)) or (
+        pol is Polarity.YES and cues.current_use(question.text)
+    )
+    effect = any(m.kind in SYMPTOMISH for s in turn.parsed[:2] for m, _ in s.mentions)
+    why = cues.reason(_reply(turn)) if behaviour in {"stopped", "never_started"} else None
+    targets = turn.asked.meds_for(question)
+    if not targets and turn.recent_med is not None and turn.asked.points_back(question):
+        targets = [(turn.recent_med, Assertion())]
+    for mention, a in targets:
+        if a.hypothetical or not specific(mention) and _others(turn, mention):
+            continue
+        for m, how in resolve(turn, mention):
+            skip = inferred and behaviour != "as_prescribed"
+            if (skip or behaviour == "never_started") and not turn.on_record(m):
+                continue  # "ever tried clindamycin?" / "no": nothing to adhere to
+            turn.add(
+                ("adherence", m.subject),
+                "adherence",
+                m.subject,
+                answer.text,
+                [turn.quote(answer.start, answer.end), turn.asked_quote(question)],
+                {
+                    "behavior": behaviour,
+                    "drugs": list(m.drugs),
+                    "class_drugs": list(m.class_drugs),
+                    "plural": False,
+                    "current": current,
+                    **({"reason": why} if why else {}),
+                    "via": "answer-" + (how or "named"),
+                    "details": ["effect"] if effect else [],
+                },
+            )
+
+
+def _answered_behaviour(
+    turn: Turn, answer: Sentence, pol: Polarity, question: Sentence
+) -> tuple[str, bool]:
+    """What a yes or no says about taking the drug, and whether only the yes/no said it."""
+    said, _ = cues.behaviour_phrase(_reply(turn), turn.lex)
+    if said not in {"as_prescribed", "as_needed"}:
+        return said, False
+    asked, _ = cues.behaviour_phrase(question.text, turn.lex)
+    if asked not in {"as_prescribed", "as_needed"}:  # "have you missed any doses?"
+        return (asked if pol is Polarity.YES else "as_prescribed"), True
+    if pol is Polarity.YES or any(w in question.text.lower() for w in _SIDE_EFFECT):
+        return "as_prescribed", True
+    if cues.about_regularity(question.text):  # "taking it every day?" / "no"
+        return "missed_doses", True
+    return "stopped", True
+
+
+def _topic_answer(turn: Turn, pol: Polarity) -> None:
+    """A status reply about the recorded condition the provider asked about."""
+    topic = _topic(turn, pol)
+    status = _status(turn, pol) if topic is not None else []
+    if topic is None or turn.question is None or not status:
+        return
+    gone = any(cues.gone(s.text) for s in status) and not cues.improving(turn.text)
+    absent = gone or pol is Polarity.NO or any(cues.absent(s.text) for s in status)
+    details = {d for s in status for d in cues.details(s.text)} | {"status"}
+    turn.covered.add(topic.subject)
+    turn.add(
+        ("symptom", topic.subject, str(not absent)),
+        "symptom",
+        topic.subject,
+        " ".join(s.text for s in status),
+        [*(turn.quote(s.start, s.end) for s in status), turn.asked_quote(turn.question)],
+        {
+            "present": not absent,
+            "gone": gone,
+            "details": sorted(details),
+            "canonical": topic.canonical,
+            "condition_term": topic.kind == "condition",
+            "answer": pol.value,
+            "via": "topic",
+        },
+    )
+
+
+def _topic(turn: Turn, pol: Polarity) -> Mention | None:
+    """The asked condition, unless the reply is about something else."""
+    assert turn.asked is not None
+    topic = turn.asked.topic(turn.conditions_of)
+    if topic is None or _covered(turn, topic.subject) or turn.question is None:
+        return None
+    if any(m.kind in MEDS for m, _ in turn.question.mentions):
+        return None  # "any medication for your asthma?" / "no": about a treatment
+    about = turn.conditions_of(topic.subject)
+    if any(turn.conditions_of(c) & about for c in turn.covered):
+        return None  # the reply names its own symptoms of the condition
+    opening = _opening(turn)
+    if pol is Polarity.NONE and opening and any(m.kind in MEDS for m, _ in opening[0].mentions):
+        return None  # "i've been taking the meds": the reply is about the treatment
+    return topic
+
+
+def _status(turn: Turn, pol: Polarity) -> list[Sentence]:
+    """The opening sentences that say how it is going (the first one when it answers)."""
+    return [
+        s
+        for k, s in enumerate(_opening(turn))
+        if cues.status(s.text) or (k == 0 and pol is not Polarity.NONE)
+    ]
+
+
+def _covered(turn: Turn, subject: str) -> bool:
+    """The reply already has a memory about this subject (it named it itself)."""
+    mine = content_words(subject)
+    return subject in turn.covered or any(mine & content_words(c) for c in turn.covered)
+
+
+def _says_more(answer: Sentence) -> bool:
+    return len(words(answer.text)) > BARE_ANSWER_WORDS and cues.status(answer.text)
+
+
+def _others(turn: Turn, m: Mention) -> bool:
+    """ "you're on other medicines twice a day": not the ones being talked about."""
+    assert turn.asked is not None
+    before = words(turn.asked.message.text[: m.start])[-2:]
+    return bool(set(before) & {"other", "all", "rest", "any", "new", "another"})
+
+
+def _reply(turn: Turn) -> str:
+    """The opening of the reply: "yeah , that's correct . they stopped working after a
+    while ." says in its second sentence what the yes was about."""
+    return " ".join(s.text for s in turn.parsed[:REPLY_SENTENCES])
+
+
+def _opening(turn: Turn) -> list[Sentence]:
+    """The statements that open the reply, where it says how things are."""
+    return [s for s in turn.parsed[:STATUS_SENTENCES] if not s.question]
+
+
+def _unique(quotes: list[Quote]) -> list[Quote]:
+    seen: set[tuple[str, int | None]] = set()
+    out = []
+    for q in quotes:
+        if (q.message_id, q.start) not in seen:
+            seen.add((q.message_id, q.start))
+            out.append(q)
+    return out

@@ -1,0 +1,194 @@
+"""Same clinical entity (GUIDELINE §3): which record fact a memory is about.
+
+A symptom is the same entity as a condition when they share a distinctive word ("back
+pain" / "Chronic low back pain") or the symptom is a manifestation of it in the curated
+table (`cues.json`: wheezing → asthma, sugars → diabetes). A medication is the same
+entity when an ingredient matches, brand or generic ("Norvasc" / amlodipine), or when a
+description names the product ("scar gel") or its class ("blood pressure pill").
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from engine.memories.drugs import generic_names, ingredients
+from engine.memories.lexicon import load_lexicon
+from engine.memories.text import words
+from engine.models import Fact, FactKind
+
+# Words that say nothing about which condition is meant.
+GENERIC = frozenset(
+    [
+        "pain",
+        "chronic",
+        "acute",
+        "disorder",
+        "disease",
+        "syndrome",
+        "left",
+        "right",
+        "bilateral",
+        "unspecified",
+        "history",
+        "of",
+        "the",
+        "and",
+        "with",
+        "without",
+        "in",
+        "on",
+        "type",
+        "mild",
+        "moderate",
+        "severe",
+        "primary",
+        "essential",
+        "systemic",
+        "arterial",
+        "condition",
+        "problem",
+        "problems",
+        "issue",
+        "issues",
+        "episode",
+        "episodes",
+        "flare",
+        "recurrent",
+        "status",
+        "post",
+        "body",
+        "symptoms",
+        "symptom",
+        "finding",
+        "lower",
+        "upper",
+        "joint",
+        "joints",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class ConditionView:
+    fact: Fact
+    text: str
+    words: frozenset[str]
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Distinctive, singular words of a subject or label."""
+    return frozenset(_stem(w) for w in words(text) if w not in GENERIC and len(w) > 2)
+
+
+def condition_views(facts: Iterable[Fact]) -> list[ConditionView]:
+    """Condition facts with their searchable text (label and code displays)."""
+    views = []
+    for fact in facts:
+        if fact.kind is FactKind.CONDITION:
+            text = " ".join([fact.label, *(c.display or "" for c in fact.codes)]).lower()
+            views.append(ConditionView(fact, text, content_words(text)))
+    return views
+
+
+def same_condition(subject: str, view: ConditionView) -> str | None:
+    """How a symptom subject is the condition: "name", "manifestation", or None.
+
+    Sharing only a body part is no name match when both name something else there: a
+    "breast lump" is not "scars of both breasts"; "knee pain" is "arthritis of knee".
+    """
+    subject_words = content_words(subject)
+    shared = subject_words & view.words
+    if shared and not (shared <= _body_words() and _differ(subject_words, view.words)):
+        return "name"
+    tokens = set(words(subject))
+    for key, signs in load_lexicon().manifestations.items():
+        if key not in view.text:
+            continue
+        for sign in signs:
+            sign_words = set(words(sign))
+            if sign_words and sign_words <= tokens:
+                return "manifestation"
+    return None
+
+
+def _differ(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    body = _body_words()
+    return bool(mine - body) and bool(theirs - body) and not (mine & theirs) - body
+
+
+@cache
+def _body_words() -> frozenset[str]:
+    return frozenset(_stem(w) for w in load_lexicon().body_part_words)
+
+
+def medication_generics(fact: Fact) -> frozenset[str]:
+    """Ingredient names of a medication fact, from its label, code displays and key."""
+    names: set[str] = set()
+    for text in [fact.label, *(c.display or "" for c in fact.codes)]:
+        for name in generic_names(text):
+            names |= ingredients(name)
+    if fact.fact_key.startswith("medication:text:"):
+        names |= ingredients(fact.fact_key.removeprefix("medication:text:").replace("-", " "))
+    return frozenset(names)
+
+
+# Words that name no particular product ("my blood pressure medication").
+_UNSPECIFIC = frozenset(
+    [
+        "medication",
+        "medications",
+        "medicine",
+        "medicines",
+        "meds",
+        "pill",
+        "pills",
+        "tablet",
+        "tablets",
+        "capsule",
+        "capsules",
+        "oral",
+        "dose",
+        "daily",
+        "mg",
+        "the",
+        "my",
+        "new",
+        "old",
+        "other",
+        "one",
+        "ones",
+        "prescription",
+        "half",
+        "milligram",
+        "milligrams",
+        "microgram",
+        "micrograms",
+        "little",
+        "small",
+        "big",
+        "same",
+        "regular",
+        "usual",
+        "morning",
+        "night",
+        "all",
+        "any",
+        "some",
+        "these",
+        "those",
+        "your",
+    ]
+)
+
+
+def product_words(text: str) -> frozenset[str]:
+    """Distinctive words of a product name or description ("scar gel" → scar, gel)."""
+    return frozenset(
+        w
+        for w in words(text)
+        if w not in _UNSPECIFIC and w not in GENERIC and w.isalpha() and len(w) > 2
+    )

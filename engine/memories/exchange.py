@@ -1,0 +1,213 @@
+"""One turn parsed into sentences with their mentions, and what a provider's turn asked.
+
+A patient's reply is read against the provider turn just before it: the questions it
+answers (with or without a question mark: speech recognition drops them), the condition
+the provider brought up ("in terms of your gout, how are you doing with that?") and the
+medications the provider named ("are you still taking the metformin?").
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from engine.memories import cues
+from engine.memories.context import Assertion, assertions
+from engine.memories.lexicon import Lexicon
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, find_mentions
+from engine.memories.text import question_span, sentences, tokenize, words
+from engine.models import Message
+
+# How far back from the question a provider's topic may be named ("i know you had that
+# rotator cuff repaired . how are you doing ?").
+TOPIC_SENTENCES = 3
+# "let me press on your abdomen , does that hurt": the examination, not the history.
+_EXAMINING = re.compile(
+    r"\b(let me|i'm going to|i am going to|i'll|i will|gon na|press|push|feel|listen|look)\b",
+    re.IGNORECASE,
+)
+# ConText knows relatives; friends and colleagues who "have" something are someone else.
+_OTHER_PERSON = re.compile(
+    r"\b(friend|friends|coworker|co-worker|colleague|neighbou?r|cousin|boss|roommate|partner"
+    r"|people|somebody|someone)\b(?:\W+\w+){0,6}?\W+(who|she|he|they)\s+"
+    r"(has|had|have|does have|did have|got|is|was)\b",
+    re.IGNORECASE,
+)
+# A question that points back ("is that helping", "one of these episodes") is about what
+# the few words before it named ("they gave you a water pill and is that helping").
+LEAD_IN_WORDS = 10
+# Shorter trailing bits ("or-", "okay .") say nothing about what was asked.
+MIN_SENTENCE_WORDS = 3
+_POINTS_BACK = re.compile(r"\b(?<!like )(that|it|this|these|those|them)\b")
+
+
+@dataclass
+class Sentence:
+    """A sentence (or the asking part of one) with the mentions inside it."""
+
+    start: int
+    end: int
+    text: str
+    mentions: list[tuple[Mention, Assertion]]
+
+    @property
+    def question(self) -> bool:
+        return self.text.rstrip().endswith("?")
+
+
+def parse(text: str, lex: Lexicon) -> list[Sentence]:
+    """The sentences of a turn, with ConText modifiers on every mention."""
+    mentions = find_mentions(text, lex)
+    spans = sentences(text)
+    masked = []
+    for s, e in spans:
+        n = cues.leading_answer(text[s:e])
+        if n:
+            masked.append((s, s + n))
+    flags = assertions(text, [(m.start, m.end) for m in mentions], masked)
+    pairs = [(m, _someone_else(text, spans, m, a)) for m, a in zip(mentions, flags, strict=True)]
+    return [
+        Sentence(s, e, text[s:e], [(m, a) for m, a in pairs if s <= m.start < e]) for s, e in spans
+    ]
+
+
+@dataclass
+class Asked:
+    """The provider turn a reply answers: its sentences and its questions."""
+
+    message: Message
+    sentences: list[Sentence]
+    # words of a question that only asks how things are (`Lexicon.status_question_words`)
+    generic: frozenset[str] = frozenset()
+    questions: list[Sentence] = field(default_factory=list)
+    # index into `sentences` of each question
+    _where: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, message: Message, lex: Lexicon) -> "Asked":
+        parsed = parse(message.text, lex)
+        asked = cls(message, parsed, lex.status_question_words)
+        for k, sentence in enumerate(parsed):
+            span = question_span(message.text, (sentence.start, sentence.end))
+            if span is None:
+                continue
+            s, e = span
+            lead = _lead_in(message.text, sentence.start, s)
+            inside = [(m, a) for m, a in sentence.mentions if m.start >= lead]
+            asked.questions.append(Sentence(s, e, message.text[s:e], inside))
+            asked._where.append(k)
+        return asked
+
+    @property
+    def last(self) -> Sentence | None:
+        return self.questions[-1] if self.questions else None
+
+    def words(self) -> set[str]:
+        """Every word of the questions."""
+        return {w for q in self.questions for w in words(q.text)}
+
+    def _near_last(self) -> list[Sentence]:
+        """The last question, then, when it only asks how things are ("how are you doing
+        with that?"), what it refers to: the sentences after it when the turn goes on
+        ("... i know you were making some diet changes ."), else those before it, back to
+        `TOPIC_SENTENCES` or to the previous question about something in particular
+        ("how is your diet?")."""
+        if not self.questions:
+            return []
+        last = self.questions[-1]
+        out = [last]
+        if not self._generic(last):
+            return out
+        k = self._where[-1]
+        after = [a for a in self.sentences[k + 1 :] if len(words(a.text)) >= MIN_SENTENCE_WORDS]
+        if after:  # "how are you doing with those ? i know we started you on imitrex ."
+            return out + after
+        for j in range(k - 1, max(-1, k - 1 - TOPIC_SENTENCES), -1):
+            if j in self._where:
+                asked = self.questions[self._where.index(j)]
+                out.append(asked)
+                if not self._generic(asked):
+                    break
+            else:
+                out.append(self.sentences[j])
+        return out
+
+    def _generic(self, question: Sentence) -> bool:
+        """ "how are you doing with that?" asks about whatever was just named."""
+        return set(words(question.text)) <= self.generic
+
+    def topic(self, conditions_of: Callable[[str], frozenset[str]]) -> Mention | None:
+        """The recorded condition the last question is about, if the provider named one.
+
+        `conditions_of` gives the record conditions a subject bears on. The nearest
+        sentence naming any decides; when it names several conditions ("a history of
+        heart failure, depression and hypertension") there is no single topic.
+        """
+        for sentence in self._near_last():
+            found = [
+                (m, conditions_of(m.subject))
+                for m, a in sentence.mentions
+                if m.kind in SYMPTOMISH and not a.family
+            ]
+            found = [(m, c) for m, c in found if c]
+            if not found:
+                continue
+            shared = frozenset.intersection(*(c for _, c in found))
+            return found[-1][0] if shared else None
+        return None
+
+    def body_part(self, lex: Lexicon) -> str | None:
+        """The body part the last question is about ("how is that right arm doing?")."""
+        for sentence in self._near_last():
+            parts = lex.body_parts.find(tokenize(sentence.text))
+            if parts:
+                return parts[-1][2]
+        return None
+
+    def meds_for(self, question: Sentence) -> list[tuple[Mention, Assertion]]:
+        """The medications a question asks about: its own, or, when it points back ("do
+        you need a refill of that?"), those of the sentence before it."""
+        own = [(m, a) for m, a in question.mentions if m.kind in MEDS]
+        if own or not _POINTS_BACK.search(question.text.lower()):
+            return own
+        k = max((j for j, s in enumerate(self.sentences) if s.start <= question.start), default=0)
+        if k == 0:
+            return []
+        return [(m, a) for m, a in self.sentences[k - 1].mentions if m.kind in MEDS]
+
+    def points_back(self, question: Sentence) -> bool:
+        """The question refers to something named before ("are you taking it?")."""
+        return bool(_POINTS_BACK.search(question.text.lower()))
+
+    def asked_meds(self) -> list[Mention]:
+        """The medications the provider's questions ask about."""
+        return [m for q in self.questions for m, _ in self.meds_for(q)]
+
+    def named_meds(self) -> list[Mention]:
+        """Drugs, and medication phrases naming a class ("a water pill"), in the turn."""
+        return [
+            m
+            for s in self.sentences
+            for m, a in s.mentions
+            if m.kind in MEDS and not a.negated and (m.drugs or m.class_drugs)
+        ]
+
+
+def _lead_in(text: str, sentence_start: int, start: int) -> int:
+    """Where the mentions a question is about may start (see `LEAD_IN_WORDS`)."""
+    opening = " ".join(words(text[start:])[:LEAD_IN_WORDS])
+    if not _POINTS_BACK.search(opening) or _EXAMINING.search(text, sentence_start, start):
+        return start
+    before = tokenize(text[sentence_start:start])
+    return (
+        sentence_start + before[-LEAD_IN_WORDS].start
+        if len(before) >= LEAD_IN_WORDS
+        else sentence_start
+    )
+
+
+def _someone_else(text: str, spans: list[tuple[int, int]], m: Mention, a: Assertion) -> Assertion:
+    """ "a coworker who has a thyroid issue": about someone else, like family history."""
+    start = max((s for s, _ in spans if s <= m.start), default=0)
+    if a.family or not _OTHER_PERSON.search(text[start : m.start]):
+        return a
+    return replace(a, family=True)

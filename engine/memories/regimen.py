@@ -1,0 +1,122 @@
+"""What the patient says about dose and frequency, against what the order says.
+
+GUIDELINE §3: "a dose or frequency different from the record's" conflicts. Only explicit
+amounts count ("5 milligrams", "twice a day", "once a week", "every 8 hours"): "every
+day" or "every morning" says the patient is regular, not how often the order is.
+"""
+
+import re
+
+from engine.models import Fact, Memory
+
+_NUMBER_WORDS = {
+    "one": 1.0,
+    "two": 2.0,
+    "three": 3.0,
+    "four": 4.0,
+    "five": 5.0,
+    "six": 6.0,
+    "seven": 7.0,
+    "eight": 8.0,
+    "nine": 9.0,
+    "ten": 10.0,
+    "twelve": 12.0,
+    "fifteen": 15.0,
+    "twenty": 20.0,
+    "twenty five": 25.0,
+    "thirty": 30.0,
+    "forty": 40.0,
+    "fifty": 50.0,
+    "hundred": 100.0,
+    "one hundred": 100.0,
+    "a hundred": 100.0,
+    "thousand": 1000.0,
+    "a thousand": 1000.0,
+    "one thousand": 1000.0,
+}
+_AMOUNT = r"\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+_DOSE = re.compile(r"\b(" + _AMOUNT + r")\s*(?:mg|milligrams?|m g|mcg|micrograms?|units?)\b")
+_COUNT = {
+    "once": 1.0,
+    "one time": 1.0,
+    "twice": 2.0,
+    "two times": 2.0,
+    "three times": 3.0,
+    "four times": 4.0,
+    "2 times": 2.0,
+    "3 times": 3.0,
+    "4 times": 4.0,
+}
+_PERIOD = {"day": 1.0, "daily": 1.0, "night": 1.0, "week": 7.0, "weekly": 7.0, "month": 30.0}
+_TIMES = re.compile(
+    r"\b(once|one time|twice|two times|three times|four times|[234] times)\s*"
+    r"(?:a|per|each|every)?\s*(day|daily|night|week|weekly|month)\b"
+)
+_HOURS = re.compile(r"\bevery (\d+|four|six|eight|twelve|4|6|8|12)(?:\s*(?:to|-)\s*\d+)? hours\b")
+_HOUR_WORDS = {"four": 4, "six": 6, "eight": 8, "twelve": 12}
+_TWO_MEALS = re.compile(
+    r"\b(?:breakfast and (?:with )?(?:my )?(?:dinner|supper)|morning and (?:at )?night"
+    r"|morning and (?:in the )?evening)\b"
+)
+_ORDER_DAILY = re.compile(r"\b(daily|once a day|every day|at bedtime|every morning)\b")
+_AS_NEEDED = re.compile(r"as needed|\bprn\b|when needed|if needed")
+# What a patient says when the as-needed use is exactly the order, adding nothing.
+PLAIN_AS_NEEDED = frozenset({"as needed", "when needed", "if needed", "prn", "as necessary"})
+
+
+def per_day(text: str) -> float | None:
+    """Doses per day an explicit frequency says ("twice a day" → 2, "weekly" → 1/7)."""
+    text = text.lower()
+    times = _TIMES.search(text)
+    if times:
+        return _COUNT[times.group(1)] / _PERIOD[times.group(2)]
+    hours = _HOURS.search(text)
+    if hours:
+        n = hours.group(1)
+        return 24 / int(_HOUR_WORDS.get(n, n))
+    if _TWO_MEALS.search(text):
+        return 2.0
+    if re.search(r"\b(weekly|once a week|every week)\b", text):
+        return 1 / 7
+    if "every other day" in text:
+        return 0.5
+    return None
+
+
+def order_text(fact: Fact) -> str:
+    """The order's dose instructions and label, lower case."""
+    return (" ".join(str(v) for v in fact.fields.values()) + " " + fact.label).lower()
+
+
+def as_needed_order(fact: Fact) -> bool:
+    """The order is PRN."""
+    return bool(_AS_NEEDED.search(order_text(fact)))
+
+
+def patient_words(memory: Memory) -> list[str]:
+    """The memory's quotes that are statements (a provider's question carries the order's
+    dose, not the patient's)."""
+    return [e.quote.lower() for e in memory.evidence if not e.quote.rstrip().endswith("?")]
+
+
+def dose_differs(memory: Memory, fact: Fact) -> bool:
+    """The patient names a strength and the order another."""
+    said = {_amount(m) for q in patient_words(memory) for m in _DOSE.findall(q)}
+    recorded = {_amount(m) for m in _DOSE.findall(order_text(fact))}
+    return bool(said and recorded and not said & recorded)
+
+
+def frequency_differs(memory: Memory, fact: Fact) -> bool:
+    """The patient says how often, explicitly, and the scheduled order says otherwise."""
+    if as_needed_order(fact):
+        return False
+    said = {f for q in patient_words(memory) if (f := per_day(q)) is not None}
+    order = order_text(fact)
+    recorded = per_day(order)
+    if recorded is None and _ORDER_DAILY.search(order):
+        recorded = 1.0
+    return bool(said and recorded is not None and all(abs(f - recorded) > 1e-6 for f in said))
+
+
+def _amount(text: str) -> float:
+    return _NUMBER_WORDS[text] if text in _NUMBER_WORDS else float(text)

@@ -1,0 +1,147 @@
+"""The state the offline extractor keeps while it reads one patient turn.
+
+`Collector` merges candidates by key, so a statement repeated later in the conversation
+becomes one memory with several quotes (GUIDELINE §2). `Turn` holds the parsed turn, the
+provider turn it answers, and the quoting helpers the readers share.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.memories.drugs import ingredients
+from engine.memories.entities import ConditionView, same_condition
+from engine.memories.exchange import Asked, Sentence
+from engine.memories.extractor import Candidate, Quote
+from engine.memories.lexicon import Lexicon
+from engine.memories.mentions import Mention
+from engine.memories.text import clause_around
+from engine.models import Message
+
+# When one conversation says several things about a drug, the memory keeps the most
+# consequential behaviour (a stop outweighs "I take it").
+BEHAVIOUR_RANK = (
+    "never_started",
+    "stopped",
+    "ran_out",
+    "changed_dose",
+    "missed_doses",
+    "as_prescribed",
+)
+
+
+class Collector:
+    """Candidates merged by key, so a repeated statement becomes one memory."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, ...], Candidate] = {}
+
+    def add(self, key: tuple[str, ...], candidate: Candidate) -> None:
+        existing = self._items.get(key)
+        if existing is None:
+            self._items[key] = candidate
+            return
+        seen = {(q.message_id, q.start) for q in existing.evidence}
+        existing.evidence.extend(
+            q for q in candidate.evidence if (q.message_id, q.start) not in seen
+        )
+        old = existing.attributes.get("details", [])
+        new = candidate.attributes.get("details", [])
+        existing.attributes["details"] = sorted(set(old) | set(new))
+        if candidate.type == "adherence":
+            if candidate.attributes.get("current"):
+                existing.attributes["current"] = True
+            ranks = [
+                BEHAVIOUR_RANK.index(c.attributes.get("behavior", "as_prescribed"))
+                for c in (existing, candidate)
+            ]
+            if ranks[1] < ranks[0]:
+                for attr in ("behavior", "reason", "pattern", "pattern_said"):
+                    if attr in candidate.attributes:
+                        existing.attributes[attr] = candidate.attributes[attr]
+
+    def candidates(self) -> list[Candidate]:
+        return list(self._items.values())
+
+
+def quote(message: Message, start: int, end: int) -> Quote:
+    """A verbatim quote of message[start:end] with its offsets."""
+    return Quote(message_id=message.message_id, quote=message.text[start:end], start=start, end=end)
+
+
+@dataclass
+class Turn:
+    """One patient or caregiver turn and what it answers."""
+
+    message: Message
+    parsed: list[Sentence]
+    asked: Asked | None
+    lex: Lexicon
+    views: list[ConditionView]
+    out: Collector
+    # ingredients of the record's medications
+    record_drugs: frozenset[str] = frozenset()
+    # the last medication the turn named, for "I stopped those medications"
+    last_med: Mention | None = None
+    # the last medication named in the turns just before (either speaker)
+    recent_med: Mention | None = None
+    covered: set[str] = field(default_factory=set)
+
+    @property
+    def question(self) -> Sentence | None:
+        return self.asked.last if self.asked else None
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    def related(self, subject: str) -> bool:
+        """Whether a symptom subject bears on a condition in the record."""
+        return bool(self.conditions_of(subject))
+
+    def conditions_of(self, subject: str) -> frozenset[str]:
+        """The record conditions (fact keys) a symptom subject bears on."""
+        return frozenset(v.fact.fact_key for v in self.views if same_condition(subject, v))
+
+    def on_record(self, m: Mention) -> bool:
+        """Whether a named drug is one of the record's medications."""
+        return any(ingredients(d) & self.record_drugs for d in m.drugs)
+
+    def quote(self, start: int, end: int) -> Quote:
+        return quote(self.message, start, end)
+
+    def asked_quote(self, question: Sentence) -> Quote:
+        assert self.asked is not None
+        return quote(self.asked.message, question.start, question.end)
+
+    def with_question(self, quotes: list[Quote], first: bool) -> list[Quote]:
+        """The quotes plus the provider's question, when the sentence opens the reply."""
+        if first and self.question is not None:
+            quotes.append(self.asked_quote(self.question))
+        return quotes
+
+    def clause(self, sentence: Sentence, m: Mention) -> Quote:
+        s, e = clause_around(self.text, (sentence.start, sentence.end), m.start, m.end)
+        return self.quote(s, e)
+
+    def add(
+        self,
+        key: tuple[str, ...],
+        type_: str,
+        subject: str,
+        text: str,
+        evidence: list[Quote],
+        attributes: dict[str, Any],
+        confidence: float = 0.5,
+    ) -> None:
+        self.out.add(
+            key,
+            Candidate(
+                type=type_,
+                subject=subject,
+                text=text,
+                evidence=evidence,
+                speaker=self.message.role.value,
+                attributes=attributes,
+                confidence=confidence,
+            ),
+        )

@@ -1,0 +1,214 @@
+"""The offline extractor reading replies against the provider turn they answer."""
+
+from engine.memories.extractor import accept
+from engine.memories.offline import OfflineExtractor
+from engine.memories.relate import relate
+from engine.models import Fact, Memory, MemoryType, RelationshipType
+from tests.unit.test_memories_builders import condition, conversation, medication
+
+GOUT = condition("condition:snomed:90560007", "Gout", ref="Condition/gout")
+FLARE = condition("condition:text:gout-flare", "Acute gout flare, right big toe", ref="Condition/f")
+ARM = condition("condition:text:arm-pain", "Right arm pain", ref="Condition/arm")
+HTN = condition("condition:snomed:38341003", "Hypertensive disorder", ref="Condition/htn")
+T2DM = condition("condition:snomed:44054006", "Diabetes mellitus type 2", ref="Condition/dm")
+THYROID = condition("condition:snomed:40930008", "Hypothyroidism", ref="Condition/thy")
+METFORMIN = medication("medication:rxnorm:6809", "Metformin 1000 mg", dose="1000 mg twice daily")
+PANTOPRAZOLE = medication("medication:rxnorm:40790", "Protonix 40 mg", dose="40 mg daily")
+MUPIROCIN = medication("medication:rxnorm:42372", "Bactroban 2% ointment", dose="three times a day")
+ARV = medication("medication:text:antiretroviral-therapy", "Antiretroviral therapy for HIV")
+
+
+def run(*turns: tuple[str, str], facts: tuple[Fact, ...] = ()) -> list[Memory]:
+    messages = conversation(*turns)
+    return accept(OfflineExtractor().extract(messages, list(facts)), messages, "offline", "1")
+
+
+def of_type(memories: list[Memory], kind: MemoryType) -> list[Memory]:
+    return [m for m in memories if m.type is kind]
+
+
+# -- the condition the provider asked about --------------------------------------------
+
+
+def test_a_status_reply_about_the_asked_condition_is_a_memory_about_it() -> None:
+    facts = (GOUT, FLARE)
+    memories = run(
+        ("provider", "and then , in terms of your gout , um , how are you doing with that ?"),
+        ("patient", "i'm doing well . the medication helped it , you know , go down and go away ."),
+        facts=facts,
+    )
+    [gout] = of_type(memories, MemoryType.SYMPTOM)
+    assert gout.subject == "gout"
+    assert gout.attributes["present"] is False and gout.attributes["gone"] is True
+    assert any("go away" in e.quote for e in gout.evidence)
+    edges = {e.fact_key: e.type for e in relate([gout], list(facts))}
+    # the flare is over; the disease itself is not: GUIDELINE §3 conflicts / enriches
+    assert edges == {FLARE.fact_key: RelationshipType.CONFLICTS, GOUT.fact_key: "enriches"}
+
+
+def test_a_topic_is_looked_up_before_a_question_that_only_asks_how_it_goes() -> None:
+    memories = run(
+        (
+            "provider",
+            "in terms of your high blood pressure , how are you doing with that ? "
+            "i know we were struggling with it . how are you doing ?",
+        ),
+        ("patient", "i still have my good days and my bad days ."),
+        facts=(HTN,),
+    )
+    [bp] = of_type(memories, MemoryType.SYMPTOM)
+    assert bp.subject == "blood pressure" and bp.attributes["via"] == "topic"
+    assert bp.attributes["present"] is True and "status" in bp.attributes["details"]
+    assert {e.quote for e in bp.evidence} == {
+        "how are you doing ?",
+        "i still have my good days and my bad days .",
+    }
+
+
+def test_no_topic_when_the_provider_names_several_conditions_or_the_reply_is_about_a_drug() -> None:
+    several = run(
+        (
+            "provider",
+            "she has a history of diabetes , hypothyroidism and hypertension . how are you doing ?",
+        ),
+        ("patient", "i'm doing well ."),
+        facts=(HTN, T2DM, THYROID),
+    )
+    assert of_type(several, MemoryType.SYMPTOM) == []
+    about_drug = run(
+        ("provider", "let's talk about your diabetes . how are you doing with that ?"),
+        ("patient", "i've been pretty diligent about taking the metformin ."),
+        facts=(T2DM, METFORMIN),
+    )
+    assert of_type(about_drug, MemoryType.SYMPTOM) == []
+
+
+def test_a_bare_complaint_takes_the_body_part_the_provider_asked_about() -> None:
+    memories = run(
+        ("provider", "Good, so back to that right arm, how is that doing today?"),
+        ("patient", "Well, that pain is basically gone now."),
+        facts=(ARM,),
+    )
+    [arm] = of_type(memories, MemoryType.SYMPTOM)
+    assert arm.subject == "arm pain" and arm.attributes["gone"] is True
+    [edge] = relate([arm], [ARM])
+    assert edge.type is RelationshipType.CONFLICTS
+
+
+# -- medications -----------------------------------------------------------------------
+
+
+def test_a_question_without_a_question_mark_is_answered() -> None:
+    memories = run(
+        (
+            "provider",
+            "okay alright and are you still taking the metformin we have you on a thousand "
+            "milligrams twice a day",
+        ),
+        ("patient", "uh uh yes i do take it i take it with my breakfast and with my dinner"),
+        facts=(METFORMIN,),
+    )
+    [metformin] = of_type(memories, MemoryType.ADHERENCE)
+    assert metformin.subject == "metformin"
+    assert metformin.attributes["behavior"] == "as_prescribed"
+    [edge] = relate([metformin], [METFORMIN])
+    assert edge.type is RelationshipType.CORROBORATES  # twice a day, as the order says
+
+
+def test_a_question_pointing_back_asks_about_the_drug_just_named() -> None:
+    memories = run(
+        (
+            "provider",
+            "we have you on the protonix 40 milligrams a day . do you need a refill of that ?",
+        ),
+        ("patient", "actually , i do need a refill ."),
+        facts=(PANTOPRAZOLE,),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "pantoprazole" and memory.attributes["behavior"] == "as_prescribed"
+
+
+def test_those_medications_are_the_ones_the_patient_just_named() -> None:
+    memories = run(
+        (
+            "patient",
+            "I was taking antiretroviral medications for it. I stopped those medications "
+            "around six or seven years ago.",
+        ),
+        facts=(ARV,),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "antiretroviral medications"
+    assert memory.attributes["behavior"] == "stopped"
+    [edge] = relate([memory], [ARV])
+    assert edge.type is RelationshipType.CONFLICTS
+
+
+def test_no_to_taking_it_regularly_is_missed_doses_not_a_stop() -> None:
+    memories = run(
+        ("provider", "are you taking the metformin every day ?"),
+        ("patient", "no , not really ."),
+        facts=(METFORMIN,),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.attributes["behavior"] == "missed_doses"
+
+
+def test_no_to_earlier_use_or_to_a_drug_never_prescribed_is_not_adherence() -> None:
+    before = run(
+        ("provider", "i saw that dr. brown put you on buspar . have you been on that before ?"),
+        ("patient", "no , that's new ."),
+    )
+    never = run(
+        ("provider", "and have you ever tried clindamycin topical for your acne ?"),
+        ("patient", "no , i've never tried anything for it ."),
+    )
+    assert of_type(before, MemoryType.ADHERENCE) == of_type(never, MemoryType.ADHERENCE) == []
+
+
+def test_a_short_yes_to_the_provider_stating_the_regimen_confirms_it() -> None:
+    memories = run(
+        ("provider", "And Bactroban ointment is also three times a day as needed for your bites."),
+        ("patient", "Yep."),
+        facts=(MUPIROCIN,),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "mupirocin" and memory.attributes["behavior"] == "as_prescribed"
+
+
+def test_an_answer_about_whether_it_works_is_adherence_with_its_effects() -> None:
+    memories = run(
+        ("provider", "Is the medication not helping?"),
+        ("patient", "The pain medication is horrible. I have been throwing up, off and on."),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "pain medication" and "effect" in memory.attributes["details"]
+
+
+def test_the_as_needed_pattern_said_next_to_the_use_counts() -> None:
+    memories = run(
+        ("provider", "how often are you using your inhaler ?"),
+        (
+            "patient",
+            "only when it seems to go over about 85 degrees out . so that's when i use it .",
+        ),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.attributes.get("pattern") == "as_needed"
+
+
+def test_lists_and_what_others_prescribed_are_not_adherence() -> None:
+    memories = run(
+        ("patient", "Here's a list of past and current medications I'm taking."),
+        ("provider", "Did they put you on some medications?"),
+        ("patient", "They gave me an anticonvulsant and aspirin."),
+    )
+    assert of_type(memories, MemoryType.ADHERENCE) == []
+
+
+def test_someone_elses_condition_is_not_the_patients() -> None:
+    memories = run(
+        ("patient", "i also have a coworker who has a thyroid issue too ."),
+        facts=(THYROID,),
+    )
+    assert of_type(memories, MemoryType.SYMPTOM) == []

@@ -1,0 +1,105 @@
+"""Reading a turn: questions without "?", answer cues, and what a phrase mentions."""
+
+from engine.memories import cues
+from engine.memories.cues import Polarity
+from engine.memories.exchange import parse
+from engine.memories.lexicon import load_lexicon
+from engine.memories.mentions import find_mentions
+from engine.memories.text import question_span, sentences
+
+
+def asked(text: str) -> list[str]:
+    spans = (question_span(text, s) for s in sentences(text))
+    return [text[s:e] for s, e in (span for span in spans if span)]
+
+
+def subjects(text: str) -> list[str]:
+    return [m.subject for m in find_mentions(text, load_lexicon())]
+
+
+# -- questions -------------------------------------------------------------------------
+
+
+def test_an_unpunctuated_question_starts_at_its_inversion_and_we_have_you_is_no_question() -> None:
+    text = "okay that's okay are you taking the lisinopril i think we have you on twenty a day"
+    assert asked(text) == ["are you taking the lisinopril i think we have you on twenty a day"]
+
+
+def test_of_two_run_on_questions_the_last_is_the_one_answered() -> None:
+    text = "alright and any nausea or diarrhea or anything like that are you peeing a lot"
+    assert asked(text) == ["are you peeing a lot"]
+
+
+def test_a_long_unmarked_explanation_and_an_announced_examination_are_not_questions() -> None:
+    explanation = "what does this all mean so let me explain " + "that it is your heart " * 8
+    assert asked(explanation) == []
+    assert asked("let me just take a listen to your heart and lungs , okay ?") == []
+
+
+def test_a_statement_folded_into_a_question_is_read_as_a_statement() -> None:
+    text = "I have this wart on my right middle finger, are you able to freeze it off?"
+    assert [text[s:e] for s, e in sentences(text)] == [
+        "I have this wart on my right middle finger",
+        "are you able to freeze it off?",
+    ]
+    topic_only = "so , with the thyroid , and the low vitamin d , does that happen together ?"
+    assert len(sentences(topic_only)) == 1
+
+
+# -- answer cues -----------------------------------------------------------------------
+
+
+def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
+    assert cues.polarity("i do n't know i might miss one now") is Polarity.NONE
+    assert cues.polarity("no i yeah i do i like to eat") is Polarity.NONE
+    assert cues.polarity("no , i do n't") is Polarity.NO
+    assert cues.polarity("um , i think i do .") is Polarity.YES
+    assert cues.polarity("actually , i do need a refill .") is Polarity.YES
+
+
+def test_a_leading_no_without_a_comma_does_not_negate_what_follows() -> None:
+    [sentence] = parse("no i have a little bit of a stuffy nose", load_lexicon())
+    [(mention, assertion)] = sentence.mentions
+    assert mention.subject == "nasal congestion" or "stuffy" in mention.subject
+    assert assertion.negated is False
+
+
+def test_gone_is_said_of_the_thing_itself_not_of_a_wish_or_an_improvement() -> None:
+    assert cues.gone("the medication helped it , you know , go down and go away .")
+    assert cues.gone("i have n't felt it since then")
+    assert not cues.gone("i just want this pain to go away")
+    assert not cues.gone("it's a bit better , i do n't get up at night anymore")
+    assert cues.absent("have n't had any problems since") and not cues.gone(
+        "have n't had any problems since"
+    )
+
+
+def test_a_negated_degree_is_no_severity_detail() -> None:
+    assert "severity" not in cues.details("I've had it a long time, but it hasn't gotten worse.")
+    assert "severity" in cues.details("it has gotten worse")
+
+
+def test_status_words_and_readings_but_not_a_lone_one() -> None:
+    assert cues.status("they are like in the low one hundreds")
+    assert cues.status("i still have my good days and my bad days")
+    assert not cues.status("it was just a normal one")
+
+
+# -- mentions --------------------------------------------------------------------------
+
+
+def test_a_complaint_shared_by_two_body_parts_is_two_mentions() -> None:
+    assert subjects("the back and knee pain are age-related") == ["back pain", "knee pain"]
+
+
+def test_lay_words_and_possessives_name_the_complaint() -> None:
+    assert subjects("how is your heart burn doing ?") == ["heartburn"]
+    assert subjects("my asthma's been acting up") == ["asthma"]
+    assert subjects("My foot keeps breaking out.") == ["foot rash"]
+    assert subjects("I have been having some severe bruising.") == ["bruising"]
+    assert subjects("Well, I'm coughing up this yellow phlegm.") == ["cough"]
+
+
+def test_someone_elses_condition_is_like_family_history() -> None:
+    [sentence] = parse("i also have a coworker who has a thyroid issue too", load_lexicon())
+    assert [a.family for _, a in sentence.mentions] == [True]

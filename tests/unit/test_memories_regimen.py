@@ -1,0 +1,52 @@
+"""Explicit dose and frequency, as the patient says them and as the order has them."""
+
+from engine.memories.regimen import dose_differs, frequency_differs, per_day
+from engine.models import Evidence, Memory, MemoryType
+from tests.unit.test_memories_builders import medication
+
+
+def said(*quotes: str) -> Memory:
+    evidence = tuple(
+        Evidence(message_id=f"s1:{i}", quote=q, start=0, end=len(q))
+        for i, q in enumerate(quotes, start=1)
+    )
+    return Memory(
+        memory_id="m",
+        session_id="s1",
+        type=MemoryType.ADHERENCE,
+        text=quotes[0],
+        subject="x",
+        evidence=evidence,
+        speaker="patient",
+        confidence=0.5,
+        extractor="t",
+        extractor_version="1",
+    )
+
+
+def test_doses_per_day_from_explicit_words_only() -> None:
+    assert per_day("twice a day") == 2
+    assert per_day("three times a week") == 3 / 7
+    assert per_day("every 6 hours") == 4
+    assert per_day("with my breakfast and with my dinner") == 2
+    assert per_day("i take it every day") is None
+
+
+def test_a_spoken_dose_in_words_is_compared_with_the_order() -> None:
+    norvasc = medication("medication:rxnorm:17767", "Norvasc 5 mg", dose="5 mg daily")
+    assert dose_differs(said("it says you are on ten milligrams of norvasc daily"), norvasc)
+    assert not dose_differs(said("i take five milligrams"), norvasc)
+
+
+def test_the_provider_question_does_not_count_as_what_the_patient_takes() -> None:
+    twice = medication("medication:rxnorm:6809", "Metformin 500 mg", dose="500 mg twice daily")
+    asked = said("are you taking it once a day ?", "yes")
+    assert not frequency_differs(asked, twice)
+    assert frequency_differs(said("i only take it once a day"), twice)
+
+
+def test_an_as_needed_order_has_no_frequency_to_contradict() -> None:
+    prn = medication(
+        "medication:rxnorm:1", "Albuterol inhaler", dose="2 puffs every 4 hours as needed"
+    )
+    assert not frequency_differs(said("i use it twice a day"), prn)
