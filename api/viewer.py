@@ -1,0 +1,236 @@
+"""The clinician web viewer on `cce serve`: plain server-rendered HTML, no script at all.
+
+Pages: `/` lists the org's patients; `/patients/{pid}/vfs/{path}` shows the VFS tree (the
+directories on the way to `path`, opened) beside the file, its markdown rendered to HTML
+on the server; `/patients/{pid}/search?q=` lists ranked hits. Reads go through the API's
+authentication and need `record:read`; without configured auth they are the local
+principal's, and only loopback Host headers are served (no DNS rebinding).
+
+Markdown is rendered by markdown-it-py with raw HTML disabled, and every other value by
+Jinja2 with autoescaping, so nothing from the record or a conversation becomes markup.
+VFS links are rewritten to viewer pages (any other link loses its target); list items
+that the VFS flags `**DISCREPANCY**` get the `discrepancy` class, and the quote blocks of
+patient-reported text the `reported` class. A strict Content-Security-Policy forbids
+scripts, frames and foreign resources on every page.
+"""
+
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markupsafe import Markup
+
+import vfs
+from api.deps import (
+    RECORD_READ,
+    PrincipalDep,
+    ScopeDep,
+    SettingsDep,
+    StoreDep,
+    authenticate,
+    require,
+)
+from api.problems import STATUS
+from engine.errors import EngineError
+from engine.models import Scope
+from engine.store import GraphStore
+from vfs import Format, VfsDir, VfsEntry
+
+HERE = Path(__file__).parent
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
+    " base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
+MAX_PATIENTS = 500
+DISCREPANCY = "DISCREPANCY"
+REPORTED = "Patient-reported"
+
+templates = Environment(
+    loader=FileSystemLoader(HERE / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def _starts_with_strong(tokens: list[Token], index: int, word: str) -> bool:
+    """Whether the first inline token after `index` opens with `**word...**`."""
+    inline = next((t for t in tokens[index + 1 :] if t.type == "inline"), None)
+    children = (
+        [c for c in (inline.children or []) if c.type != "text" or c.content] if inline else []
+    )
+    return (
+        len(children) >= 2
+        and children[0].type == "strong_open"
+        and children[1].type == "text"
+        and children[1].content.startswith(word)
+    )
+
+
+def _relink(children: list[Token], base: str) -> None:
+    for child in children:
+        if child.type != "link_open":
+            continue
+        href = str(child.attrGet("href") or "")
+        if href.startswith("/") and not href.startswith("//"):
+            child.attrSet("href", base + quote(href.lstrip("/"), safe="/._-~"))
+        else:
+            child.attrs = {}
+
+
+def render_markdown(text: str, base: str) -> Markup:
+    """VFS markdown as safe HTML; VFS links point below `base` (a viewer URL ending in /)."""
+    tokens = _markdown.parse(text)
+    for index, token in enumerate(tokens):
+        if token.type == "list_item_open" and _starts_with_strong(tokens, index, DISCREPANCY):
+            token.attrJoin("class", "discrepancy")
+        elif token.type == "blockquote_open" and _starts_with_strong(tokens, index, REPORTED):
+            token.attrJoin("class", "reported")
+        elif token.type == "inline":
+            _relink(token.children or [], base)
+    return Markup(_markdown.renderer.render(tokens, _markdown.options, {}))
+
+
+def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    """A template rendered, with the security headers."""
+    html = templates.get_template(name).render(**values)
+    return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+
+def loopback_only(request: Request, settings: SettingsDep) -> None:
+    """Without auth, a page for a non-loopback Host could be a DNS-rebinding attack."""
+    host = (request.headers.get("host") or "").lower()
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if not settings.auth_configured and name not in LOOPBACK:
+        raise HTTPException(403, "without authentication the viewer answers loopback hosts only")
+
+
+router = APIRouter(include_in_schema=False, dependencies=[Depends(loopback_only)])
+Reader = [require(RECORD_READ)]
+
+
+def viewer_url(pid: str, path: str = "/") -> str:
+    """The viewer page of a VFS path."""
+    return f"/patients/{quote(pid, safe='')}/vfs/{quote(path.lstrip('/'), safe='/._-~')}"
+
+
+@router.get("/", dependencies=Reader)
+def patients(store: StoreDep, principal: PrincipalDep) -> HTMLResponse:
+    """The org's patients, by id, with their names."""
+    rows = []
+    for pid in store.list_patients(principal.org)[:MAX_PATIENTS]:
+        demographics = store.get_patient(Scope(org=principal.org, patient=pid))
+        rows.append({"id": pid, "url": viewer_url(pid, "/patient.md"), "patient": demographics})
+    return page("patients.html", org=principal.org, patients=rows)
+
+
+@router.get("/patients/{pid}/", dependencies=Reader)
+def patient_home(scope: ScopeDep) -> RedirectResponse:
+    """A patient opens on /patient.md."""
+    return RedirectResponse(viewer_url(scope.patient, "/patient.md"), status_code=303)
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = [p for p in path.split("/") if p]
+    return ["/" + "".join(f"{p}/" for p in parts[:depth]) for depth in range(len(parts) + 1)]
+
+
+def _tree(store: GraphStore, scope: Scope, path: str) -> list[dict[str, Any]]:
+    """The root's entries, and below each directory on the way to `path`, its entries."""
+    opened: dict[str, tuple[VfsEntry, ...]] = {}
+    for directory in _ancestors(path):
+        try:
+            opened[directory] = vfs.list_dir(store, scope, directory).entries
+        except EngineError:
+            break
+
+    def nodes(directory: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "entry": entry,
+                "url": viewer_url(scope.patient, entry.path),
+                "current": entry.path == path,
+                "children": nodes(entry.path) if entry.path in opened else None,
+            }
+            for entry in opened.get(directory, ())
+        ]
+
+    return nodes("/")
+
+
+def _frame(scope: Scope, q: str = "") -> dict[str, Any]:
+    """What every patient page shows around its content: header links, search box."""
+    return {
+        "pid": scope.patient,
+        "q": q,
+        "home_url": viewer_url(scope.patient, "/patient.md"),
+        "search_url": f"/patients/{quote(scope.patient, safe='')}/search",
+    }
+
+
+def _failed(error: EngineError, name: str, values: dict[str, Any]) -> HTMLResponse:
+    """The page with the error's message (404, 422); a store outage is left to the API's 503."""
+    status = next((code for kind, code in STATUS.items() if isinstance(error, kind)), 500)
+    if status >= 500:
+        raise error
+    return page(name, status, error=str(error), **values)
+
+
+@router.get("/patients/{pid}/vfs/{path:path}", dependencies=Reader)
+def browse(
+    store: StoreDep, scope: ScopeDep, path: str, format: Format = Format.NARRATIVE
+) -> HTMLResponse:
+    """A file rendered to HTML, or a directory's entries, beside the tree."""
+    values = _frame(scope) | {"format": format.value, "formats": list(Format), "path": "/" + path}
+    try:
+        values["patient"] = store.get_patient(scope)
+        found = vfs.read(store, scope, path or "/", format=format)
+    except EngineError as e:
+        return _failed(e, "browse.html", values | {"nodes": _tree(store, scope, "/")})
+    values |= {"path": found.path, "nodes": _tree(store, scope, found.path)}
+    if isinstance(found, VfsDir):
+        entries = [{"entry": e, "url": viewer_url(scope.patient, e.path)} for e in found.entries]
+        return page("browse.html", listing=entries, **values)
+    values["file_url"] = viewer_url(scope.patient, found.path)
+    if found.media_type.startswith("text/markdown"):
+        base = f"/patients/{quote(scope.patient, safe='')}/vfs/"
+        values["html"] = render_markdown(found.content, base)
+    else:
+        values["text"] = found.content
+    return page("browse.html", **values)
+
+
+@router.get("/patients/{pid}/search", dependencies=Reader)
+def search(
+    store: StoreDep, scope: ScopeDep, q: Annotated[str, Query(max_length=1000)] = ""
+) -> HTMLResponse:
+    """Ranked hits, each linking to its file; patient-reported snippets shown as quotes."""
+    values = _frame(scope, q) | {"hits": [], "nodes": _tree(store, scope, "/")}
+    try:
+        values["patient"] = store.get_patient(scope)
+        hits = vfs.search(store, scope, q, 30) if q.strip() else []
+    except EngineError as e:
+        return _failed(e, "search.html", values)
+    values["hits"] = [{"hit": hit, "url": viewer_url(scope.patient, hit.path)} for hit in hits]
+    return page("search.html", **values)
+
+
+def install(app: FastAPI) -> None:
+    """Adds the viewer's pages (authenticated like the API) and its stylesheet."""
+    app.include_router(router, dependencies=[Depends(authenticate)])
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

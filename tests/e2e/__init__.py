@@ -1,0 +1,1 @@
+"""Browser tests: the clinician viewer in headless Chromium (marker `e2e`)."""
