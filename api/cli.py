@@ -161,7 +161,7 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     store: StoreOption = None,
 ) -> None:
-    """Serve the HTTP API (loopback only until OIDC or API keys are configured)."""
+    """Serve the HTTP API, the MCP endpoint (/mcp) and the clinician web viewer (/)."""
     import ipaddress
 
     import uvicorn
