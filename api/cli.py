@@ -161,7 +161,7 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     store: StoreOption = None,
 ) -> None:
-    """Serve the HTTP API, the MCP endpoint (/mcp) and the clinician web viewer (/)."""
+    """Serve the HTTP API, /mcp and the web viewer (loopback only until auth is configured)."""
     import ipaddress
 
     import uvicorn
