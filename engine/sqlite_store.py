@@ -6,9 +6,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine import sqlite_schema
+from engine import sqlite_schema, sqlite_write
 from engine.audit import AuditEvent
-from engine.errors import Conflict, InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound
 from engine.models import (
     Batch,
     Claim,
@@ -26,12 +26,10 @@ from engine.models import (
     Session,
     SessionStatus,
     Source,
-    SourceClaims,
-    Watermark,
     WriteResult,
-    utcnow,
 )
 from engine.resolution import resolve
+from engine.sqlite_write import load_session, session_from_row
 
 
 class SqliteStore:
@@ -90,38 +88,12 @@ class SqliteStore:
     # writes
 
     def write(self, scope: Scope, batch: Batch) -> WriteResult:
-        counts: dict[str, int] = {}
         with self._transaction() as db:
-            key = (scope.org, scope.patient)
-            if batch.patient is not None or batch.sources:
-                _upsert_patient(db, key, batch.patient)
-            for item in batch.sources:
-                _upsert_source(db, key, item, counts)
-            for link in batch.fact_links:
-                _add_link(db, key, link, counts)
-            if batch.memories or batch.relationships:
-                _append_memories(db, key, batch, counts)
-            if batch.watermark is not None:
-                _move_watermark(db, key, batch.watermark)
-        return WriteResult(**counts)
+            return sqlite_write.apply_batch(db, (scope.org, scope.patient), batch)
 
     def create_session(self, scope: Scope, session: Session) -> Session:
         with self._transaction() as db:
-            _upsert_patient(db, (scope.org, scope.patient), None)
-            try:
-                db.execute(
-                    "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        scope.org,
-                        scope.patient,
-                        session.session_id,
-                        session.status.value,
-                        session.processed_through,
-                        session.created_at.isoformat(),
-                    ),
-                )
-            except sqlite3.IntegrityError as e:
-                raise Conflict(f"session {session.session_id!r} already exists") from e
+            sqlite_write.create_session(db, (scope.org, scope.patient), session)
         return session
 
     def close_session(self, scope: Scope, session_id: str) -> Session:
@@ -138,40 +110,7 @@ class SqliteStore:
         self, scope: Scope, session_id: str, messages: Sequence[NewMessage]
     ) -> list[Message]:
         with self._transaction() as db:
-            session = _session(db, scope, session_id)
-            if session.status is SessionStatus.CLOSED:
-                raise Conflict(f"session {session_id!r} is closed")
-            (last,) = db.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM messages"
-                " WHERE org = ? AND patient = ? AND session_id = ?",
-                (scope.org, scope.patient, session_id),
-            ).fetchone()
-            added = [
-                Message(
-                    session_id=session_id,
-                    seq=last + i,
-                    role=m.role,
-                    text=m.text,
-                    timestamp=m.timestamp or utcnow(),
-                )
-                for i, m in enumerate(messages, start=1)
-            ]
-            db.executemany(
-                "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        scope.org,
-                        scope.patient,
-                        session_id,
-                        m.seq,
-                        m.role.value,
-                        m.text,
-                        m.timestamp.isoformat(),
-                    )
-                    for m in added
-                ],
-            )
-        return added
+            return sqlite_write.append_messages(db, scope, session_id, messages)
 
     def erase_patient(self, scope: Scope) -> int:
         with self._transaction() as db:
@@ -259,17 +198,17 @@ class SqliteStore:
         return [FactLink(from_key=r[0], to_key=r[1], type=r[2]) for r in rows]
 
     def get_session(self, scope: Scope, session_id: str) -> Session:
-        return _session(self._db(), scope, session_id)
+        return load_session(self._db(), scope, session_id)
 
     def list_sessions(self, scope: Scope) -> list[Session]:
         rows = self._db().execute(
             "SELECT * FROM sessions WHERE org = ? AND patient = ? ORDER BY created_at, session_id",
             (scope.org, scope.patient),
         )
-        return [_session_from_row(row) for row in rows]
+        return [session_from_row(row) for row in rows]
 
     def list_messages(self, scope: Scope, session_id: str, after: int = 0) -> list[Message]:
-        _session(self._db(), scope, session_id)
+        load_session(self._db(), scope, session_id)
         rows = self._db().execute(
             "SELECT session_id, seq, role, text, timestamp FROM messages"
             " WHERE org = ? AND patient = ? AND session_id = ? AND seq > ? ORDER BY seq",
@@ -343,187 +282,11 @@ class SqliteStore:
         return [AuditEvent.model_validate(dict(row)) for row in rows]
 
 
-Key = tuple[str, str]
-
-
 def _patient_row(db: sqlite3.Connection, scope: Scope) -> sqlite3.Row | None:
     row: sqlite3.Row | None = db.execute(
         "SELECT data FROM patients WHERE org = ? AND patient = ?", (scope.org, scope.patient)
     ).fetchone()
     return row
-
-
-def _upsert_patient(db: sqlite3.Connection, key: Key, patient: Patient | None) -> None:
-    if patient is None:
-        db.execute(
-            "INSERT OR IGNORE INTO patients VALUES (?, ?, ?)", (*key, Patient().model_dump_json())
-        )
-        return
-    db.execute(
-        "INSERT INTO patients VALUES (?, ?, ?)"
-        " ON CONFLICT (org, patient) DO UPDATE SET data = excluded.data",
-        (*key, patient.model_dump_json()),
-    )
-
-
-def _bump(counts: dict[str, int], name: str, by: int = 1) -> None:
-    counts[name] = counts.get(name, 0) + by
-
-
-def _upsert_source(
-    db: sqlite3.Connection, key: Key, item: SourceClaims, counts: dict[str, int]
-) -> None:
-    source = item.source
-    existing = db.execute(
-        "SELECT content_hash, last_updated FROM sources"
-        " WHERE org = ? AND patient = ? AND source_ref = ?",
-        (*key, source.source_ref),
-    ).fetchone()
-    if existing is not None:
-        if existing["content_hash"] == source.content_hash:
-            _bump(counts, "sources_unchanged")
-            return
-        stored = existing["last_updated"]
-        if stored and source.last_updated and source.last_updated.isoformat() < stored:
-            _bump(counts, "sources_stale")
-            return
-        _bump(counts, "sources_replaced")
-    else:
-        _bump(counts, "sources_added")
-    db.execute(
-        "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (org, patient, source_ref) DO UPDATE"
-        " SET content_hash = excluded.content_hash, last_updated = excluded.last_updated,"
-        " data = excluded.data",
-        (
-            *key,
-            source.source_ref,
-            source.content_hash,
-            source.last_updated.isoformat() if source.last_updated else None,
-            source.model_dump_json(),
-        ),
-    )
-    previous = {
-        row[0]
-        for row in db.execute(
-            "SELECT fact_key FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
-            (*key, source.source_ref),
-        )
-    }
-    db.execute(
-        "DELETE FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
-        (*key, source.source_ref),
-    )
-    for claim in item.claims:
-        created = db.execute(
-            "INSERT OR IGNORE INTO facts VALUES (?, ?, ?, ?)",
-            (*key, claim.fact_key, claim.kind.value),
-        ).rowcount
-        if created:
-            _bump(counts, "facts_added")
-        elif claim.fact_key not in previous:
-            has_others = db.execute(
-                "SELECT 1 FROM assertions WHERE org = ? AND patient = ? AND fact_key = ? LIMIT 1",
-                (*key, claim.fact_key),
-            ).fetchone()
-            if has_others:
-                _bump(counts, "facts_merged")
-        db.execute(
-            "INSERT OR REPLACE INTO assertions VALUES (?, ?, ?, ?, ?)",
-            (*key, source.source_ref, claim.fact_key, claim.model_dump_json()),
-        )
-    dropped = previous - {claim.fact_key for claim in item.claims}
-    for fact_key in dropped:
-        _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
-
-
-def _add_link(db: sqlite3.Connection, key: Key, link: FactLink, counts: dict[str, int]) -> None:
-    known = db.execute(
-        "SELECT COUNT(*) FROM facts WHERE org = ? AND patient = ? AND fact_key IN (?, ?)",
-        (*key, link.from_key, link.to_key),
-    ).fetchone()[0] == len({link.from_key, link.to_key})
-    if not known:
-        _bump(counts, "links_skipped")
-        return
-    cursor = db.execute(
-        "INSERT OR IGNORE INTO fact_links VALUES (?, ?, ?, ?, ?)",
-        (*key, link.from_key, link.to_key, link.type.value),
-    )
-    _bump(counts, "links_added", cursor.rowcount)
-
-
-def _drop_if_orphan(db: sqlite3.Connection, key: Key, fact_key: str) -> int:
-    return db.execute(
-        "DELETE FROM facts WHERE org = ? AND patient = ? AND fact_key = ?"
-        " AND NOT EXISTS (SELECT 1 FROM assertions a WHERE a.org = facts.org"
-        "   AND a.patient = facts.patient AND a.fact_key = facts.fact_key)"
-        " AND NOT EXISTS (SELECT 1 FROM relationships r WHERE r.org = facts.org"
-        "   AND r.patient = facts.patient AND r.fact_key = facts.fact_key)",
-        (*key, fact_key),
-    ).rowcount
-
-
-def _append_memories(
-    db: sqlite3.Connection, key: Key, batch: Batch, counts: dict[str, int]
-) -> None:
-    for memory in batch.memories:
-        _session(db, Scope(org=key[0], patient=key[1]), memory.session_id)
-        try:
-            db.execute(
-                "INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *key,
-                    memory.memory_id,
-                    memory.session_id,
-                    memory.type.value,
-                    memory.created_at.isoformat(),
-                    memory.model_dump_json(),
-                ),
-            )
-        except sqlite3.IntegrityError as e:
-            raise Conflict(f"memory {memory.memory_id!r} already exists") from e
-        _bump(counts, "memories_added")
-    for rel in batch.relationships:
-        try:
-            db.execute(
-                "INSERT INTO relationships VALUES (?, ?, ?, ?, ?, ?)",
-                (*key, rel.memory_id, rel.fact_key, rel.type.value, rel.model_dump_json()),
-            )
-        except sqlite3.IntegrityError as e:
-            raise Conflict(
-                f"relationship {rel.memory_id!r} → {rel.fact_key!r} exists or names an unknown"
-                " memory or fact"
-            ) from e
-        _bump(counts, "relationships_added")
-
-
-def _move_watermark(db: sqlite3.Connection, key: Key, mark: Watermark) -> None:
-    moved = db.execute(
-        "UPDATE sessions SET processed_through = ?"
-        " WHERE org = ? AND patient = ? AND session_id = ? AND processed_through = ?",
-        (mark.new, *key, mark.session_id, mark.expected),
-    ).rowcount
-    if not moved:
-        raise Conflict(f"session {mark.session_id!r} watermark moved since it was read; retry")
-
-
-def _session(db: sqlite3.Connection, scope: Scope, session_id: str) -> Session:
-    row = db.execute(
-        "SELECT * FROM sessions WHERE org = ? AND patient = ? AND session_id = ?",
-        (scope.org, scope.patient, session_id),
-    ).fetchone()
-    if row is None:
-        raise NotFound("session", session_id)
-    return _session_from_row(row)
-
-
-def _session_from_row(row: sqlite3.Row) -> Session:
-    return Session(
-        session_id=row["session_id"],
-        status=row["status"],
-        processed_through=row["processed_through"],
-        created_at=row["created_at"],
-    )
 
 
 def _resolve_rows(rows: Iterator[sqlite3.Row] | sqlite3.Cursor) -> list[Fact]:

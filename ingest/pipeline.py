@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult
+from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult, utcnow
 from engine.store import GraphStore
 from ingest.cda import read_cda
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
@@ -137,7 +137,14 @@ class Ingestor:
         if buffer.patient is None and not buffer.sources and not links:
             return
         scope = Scope(org=self._org, patient=patient)
-        batch = Batch(patient=buffer.patient, sources=tuple(buffer.sources), fact_links=links)
+        # Stamped when written, in input order, not when parsed (workers parse out of
+        # order): sources without lastUpdated rank by it, so reruns pick the same winners.
+        now = utcnow()
+        sources = tuple(
+            SourceClaims(source=s.source.model_copy(update={"ingested_at": now}), claims=s.claims)
+            for s in buffer.sources
+        )
+        batch = Batch(patient=buffer.patient, sources=sources, fact_links=links)
         result = self._store.write(scope, batch)
         self.report.deltas.add(result)
         self.report.patients[patient] = self.report.patients.get(patient, 0) + len(buffer.sources)

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.memories.extractor import accept
-from engine.memories.llm_parse import find_span, locate, read_answer, to_candidates
+from engine.memories.llm_parse import read_answer, to_candidates
+from engine.memories.llm_quotes import find_span, locate
 from engine.models import Memory, Message
 from tests.unit.test_memories_builders import conversation
 

@@ -1,0 +1,155 @@
+"""A model's quotes pinned to the messages that hold them, and its attributes shaped.
+
+Models paraphrase a little: curly quotes, other spacing or case, ellipses, the wrong
+message number. `locate` finds the message text each quote really is, so that `accept`
+can check it verbatim; `for_relate` gives attributes the form `relate` reads.
+"""
+
+import re
+from typing import Any
+
+from engine.memories import cues
+from engine.memories.drugs import generic_names
+from engine.memories.extractor import Quote
+from engine.models import Message
+
+# A model's `behavior` words → the guideline's values, the first match winning.
+_BEHAVIOURS = (
+    ("never_started", ("never", "not start", "not fill", "not pick")),
+    ("ran_out", ("ran out", "ran_out", "run out", "out of")),
+    ("as_needed", ("as needed", "as_needed", "prn")),
+    ("missed_doses", ("miss", "skip", "forg")),
+    ("stopped", ("stop", "quit", "discontinu")),
+    ("changed_dose", ("chang", "reduc", "increas", "half", "extra", "dose")),
+)
+_NO = frozenset({"false", "no", "0", "0.0", "absent", "gone", "resolved", "none", ""})
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-"})
+_WRAPPERS = "\"'\u2018\u2019\u201c\u201d"
+
+
+def quotes_in(item: dict[str, Any]) -> list[tuple[int | None, str]]:
+    """The item's quotes as `(message number or None, text)`, however the model gave them."""
+    raw = _first(item, ("quotes", "evidence", "quote"))
+    if raw is None:
+        return []
+    if isinstance(raw, str) and "quotes" not in item and "evidence" not in item:
+        raw = {"message": item.get("message"), "quote": raw}
+    out: list[tuple[int | None, str]] = []
+    for q in raw if isinstance(raw, list) else [raw]:
+        if isinstance(q, str):
+            match = re.match(r"\s*\[(\d+)\]\s*", q)
+            out.append((int(match.group(1)), q[match.end() :]) if match else (None, q))
+        elif isinstance(q, dict):
+            lower = {str(k).lower(): v for k, v in q.items()}
+            number = _first(lower, ("message", "msg", "turn", "index"))
+            text = _first(lower, ("quote", "text", "span"))
+            if isinstance(text, str):
+                out.append((_number(number), text))
+    return [(n, q) for n, q in out if q.strip()]
+
+
+def _number(value: Any) -> int | None:
+    """A message number from 3, 3.0, "3", "[3]" or "message 3"."""
+    match = None if isinstance(value, bool) else re.search(r"\d+", str(value))
+    return int(match.group()) if match else None
+
+
+def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((d[k] for k in keys if k in d), None)
+
+
+def locate(number: int | None, quote: str, messages: list[Message]) -> Quote:
+    """The quote pinned to the message text that really holds it.
+
+    First the named message (numbered from 1), verbatim, then ignoring case, spacing and
+    curly quotes; otherwise the one message that holds it, if exactly one does. The quote
+    returned is then the message's own text. A quote found nowhere is returned as named,
+    for `accept` to refuse.
+    """
+    named = messages[number - 1] if number is not None and 0 < number <= len(messages) else None
+    if named is not None and (span := find_span(named.text, quote)):
+        return _pinned(named, span)
+    hits = [(m, span) for m in messages if (span := find_span(m.text, quote))]
+    if len(hits) == 1:
+        return _pinned(*hits[0])
+    unknown = named.message_id if named is not None else f"unknown:{number}"
+    return Quote(message_id=unknown, quote=quote)
+
+
+def _pinned(message: Message, span: tuple[int, int]) -> Quote:
+    start, end = span
+    return Quote(message_id=message.message_id, quote=message.text[start:end], start=start, end=end)
+
+
+def find_span(text: str, quote: str) -> tuple[int, int] | None:
+    """Where `quote` is in `text`: verbatim, else after folding case, spacing and quote marks."""
+    if quote and (i := text.find(quote)) >= 0:
+        return i, i + len(quote)
+    cleaned = quote.strip().strip(_WRAPPERS).strip()
+    cleaned = re.sub(r"^(\.\.\.|…)\s*|\s*(\.\.\.|…)$", "", cleaned)
+    folded_quote, _ = _fold(cleaned)
+    if not folded_quote:
+        return None
+    folded, index = _fold(text)
+    i = folded.find(folded_quote)
+    if i < 0:
+        return None
+    return index[i], index[i + len(folded_quote) - 1] + 1
+
+
+def _fold(text: str) -> tuple[str, list[int]]:
+    """Lower case, one space for any whitespace run, straight quotes; with source offsets."""
+    chars: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if chars and chars[-1] == " ":
+                continue
+            ch = " "
+        low = ch.translate(_FOLD).lower()
+        chars.append(low if len(low) == 1 else ch)
+        index.append(i)
+    return "".join(chars), index
+
+
+def for_relate(type_: str, subject: str, attrs: dict[str, Any], said: str) -> dict[str, Any]:
+    """The attributes in the form `relate` reads them (as the offline extractor sets them).
+
+    symptom: `present` a bool, `gone`, `details` (which kinds of detail were given);
+    adherence: `behavior` one of the guideline's values, `drugs` the generic names.
+    """
+    out = dict(attrs)
+    given = out.get("details")
+    details = {str(d) for d in given} if isinstance(given, list) else set()
+    if type_ == "symptom":
+        out["present"] = present = _present(out.get("present"))
+        out["gone"] = not present and cues.gone(said)
+        details |= {k for k in ("frequency", "severity", "duration", "trigger") if out.get(k)}
+        details |= {"duration"} if out.get("onset") else set()
+    elif type_ == "adherence":
+        said_behaviour = as_text(out.get("behavior")).lower().replace("-", "_")
+        behaviour = next(
+            (name for name, words in _BEHAVIOURS if any(w in said_behaviour for w in words)),
+            "as_prescribed",
+        )
+        if behaviour == "as_needed":
+            behaviour, out["pattern"] = "changed_dose", "as_needed"
+        out["behavior"] = behaviour
+        out["drugs"] = sorted(generic_names(subject))
+        out["class_drugs"] = []
+    out["details"] = sorted(details)
+    return out
+
+
+def _present(value: Any) -> bool:
+    """False only for a plain no (`false`, "no", 0, "gone"...); unknown means present."""
+    return value is None or str(value).strip().lower() not in _NO
+
+
+def as_text(value: Any) -> str:
+    """A field as text: a list's first item; "" for nothing, an object or a bool."""
+    if isinstance(value, list):
+        value = value[0] if value else ""
+    if value is None or isinstance(value, dict | bool):
+        return ""
+    return str(value).strip()

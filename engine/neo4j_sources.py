@@ -1,0 +1,90 @@
+"""What a batch of sources does to the stored ones in Neo4j, counted as SQLite counts.
+
+SQLite applies the sources one statement at a time; the Neo4j adapter reads the stored
+state once, decides here in Python, and writes the result in a few batched statements.
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.models import SourceClaims
+
+
+def _utc(moment: datetime) -> datetime:
+    # A naive timestamp is taken as UTC, so that naive and aware ones compare.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def accept(
+    items: Sequence[SourceClaims], stored: dict[str, Any], counts: Counter[str]
+) -> list[SourceClaims]:
+    """The sources that replace or add to what is stored, in order; counts the others."""
+    state: dict[str, tuple[str, datetime | None]] = {
+        ref: (
+            r["content_hash"],
+            datetime.fromisoformat(r["last_updated"]) if r["last_updated"] else None,
+        )
+        for ref, r in stored.items()
+    }
+    accepted = []
+    for item in items:
+        source = item.source
+        old = state.get(source.source_ref)
+        if old is not None:
+            old_hash, old_updated = old
+            if old_hash == source.content_hash:
+                counts["sources_unchanged"] += 1
+                continue
+            if (
+                old_updated
+                and source.last_updated
+                and _utc(source.last_updated) < _utc(old_updated)
+            ):
+                counts["sources_stale"] += 1
+                continue
+            counts["sources_replaced"] += 1
+        else:
+            counts["sources_added"] += 1
+        state[source.source_ref] = (source.content_hash, source.last_updated)
+        accepted.append(item)
+    return accepted
+
+
+def replay(
+    accepted: list[SourceClaims],
+    by_source: dict[str, set[str]],
+    facts: list[dict[str, Any]],
+    counts: Counter[str],
+) -> set[str]:
+    """Applies the sources one by one to the facts' state, counting as SQLite does.
+
+    Returns the keys of facts left with no source and no memory relationship on the way
+    (a later source of the batch may assert such a key again: it is then a new fact).
+    """
+    asserters = {f["key"]: set(f["refs"]) for f in facts}
+    related = {f["key"] for f in facts if f["related"]}
+    removed: set[str] = set()
+    for item in accepted:
+        ref = item.source.source_ref
+        previous = by_source.get(ref, set())
+        for key in previous:
+            asserters[key].discard(ref)
+        now: set[str] = set()
+        for claim in item.claims:
+            key = claim.fact_key
+            if key not in asserters:
+                asserters[key] = set()
+                counts["facts_added"] += 1
+            elif key not in previous and asserters[key]:
+                counts["facts_merged"] += 1
+            asserters[key].add(ref)
+            now.add(key)
+        by_source[ref] = now
+        for key in previous - now:
+            if not asserters[key] and key not in related:
+                del asserters[key]
+                removed.add(key)
+                counts["facts_removed"] += 1
+    return removed

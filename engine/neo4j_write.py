@@ -1,0 +1,287 @@
+"""The Neo4j write transactions: a batch, creating and closing a session, messages.
+
+`Neo4jStore` runs each function in one managed transaction and retries it; they reach
+the transaction through `Transaction`, the few driver methods they call, so that only
+`engine.neo4j_store` imports `neo4j`.
+"""
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal, LiteralString, Protocol, overload
+
+from engine import cypher
+from engine.errors import Conflict, NotFound
+from engine.models import (
+    Batch,
+    FactLink,
+    FactLinkType,
+    Memory,
+    Message,
+    NewMessage,
+    Patient,
+    Relationship,
+    RelationshipType,
+    Session,
+    SessionStatus,
+    Source,
+    SourceClaims,
+    WriteResult,
+    utcnow,
+)
+from engine.neo4j_sources import accept, replay
+
+Params = dict[str, Any]
+
+
+class _Row(Protocol):
+    def __getitem__(self, key: str) -> Any: ...
+
+
+class _Counters(Protocol):
+    @property
+    def relationships_created(self) -> int: ...
+
+
+class _Summary(Protocol):
+    @property
+    def counters(self) -> _Counters: ...
+
+
+class _Result(Protocol):
+    def __iter__(self) -> Iterator[_Row]: ...
+
+    def consume(self) -> _Summary: ...
+
+    def data(self) -> list[dict[str, Any]]: ...
+
+    @overload
+    def single(self, strict: Literal[False] = False) -> _Row | None: ...
+
+    @overload
+    def single(self, strict: Literal[True]) -> _Row: ...
+
+
+class Transaction(Protocol):
+    """What these functions use of the driver's `ManagedTransaction`."""
+
+    def run(self, query: LiteralString, parameters: Params | None = None) -> _Result: ...
+
+
+def create_session(tx: Transaction, scope: Params, session: Session) -> None:
+    """Creates a session and, if needed, its patient.
+
+    Raises:
+        Conflict: the session exists.
+    """
+    params = scope | {
+        "session_id": session.session_id,
+        "status": session.status.value,
+        "processed_through": session.processed_through,
+        "created_at": session.created_at.isoformat(),
+    }
+    _lock_patient(tx, params, upsert=True)
+    if tx.run(cypher.GET_SESSION, params).single() is not None:
+        raise Conflict(f"session {session.session_id!r} already exists")
+    tx.run(cypher.CREATE_SESSION, params).consume()
+
+
+def close_session(tx: Transaction, scope: Params, session_id: str) -> Session:
+    """Closes a session and returns it.
+
+    Raises:
+        NotFound: the session does not exist.
+    """
+    params = scope | {"session_id": session_id, "status": SessionStatus.CLOSED.value}
+    record = tx.run(cypher.CLOSE_SESSION, params).single()
+    if record is None:
+        raise NotFound("session", session_id)
+    return Session.model_validate(record["session"])
+
+
+def append_messages(
+    tx: Transaction, scope: Params, session_id: str, messages: Sequence[NewMessage]
+) -> list[Message]:
+    """Appends messages numbered from the session's last `seq` + 1, under the session lock.
+
+    Raises:
+        NotFound: the session does not exist.
+        Conflict: the session is closed.
+    """
+    params = scope | {"session_id": session_id}
+    if not tx.run(cypher.LOCK_SESSION, params).single(strict=True)["found"]:
+        raise NotFound("session", session_id)
+    tail = tx.run(cypher.SESSION_TAIL, params).single(strict=True)
+    if tail["status"] == SessionStatus.CLOSED.value:
+        raise Conflict(f"session {session_id!r} is closed")
+    added = [
+        Message(
+            session_id=session_id,
+            seq=tail["last"] + i,
+            role=m.role,
+            text=m.text,
+            timestamp=m.timestamp or utcnow(),
+        )
+        for i, m in enumerate(messages, start=1)
+    ]
+    rows = [
+        {
+            "seq": m.seq,
+            "role": m.role.value,
+            "text": m.text,
+            "timestamp": m.timestamp.isoformat(),
+        }
+        for m in added
+    ]
+    if rows:
+        tx.run(cypher.APPEND_MESSAGES, params | {"rows": rows}).consume()
+    return added
+
+
+def _lock_patient(
+    tx: Transaction, params: Params, *, upsert: bool, data: str | None = None
+) -> None:
+    """Locks the patient's node until the transaction ends, creating it if `upsert`."""
+    if upsert:
+        empty = Patient().model_dump_json()
+        tx.run(cypher.MERGE_PATIENT, params | {"empty": empty, "data": data}).consume()
+    else:
+        tx.run(cypher.LOCK_PATIENT, params).consume()
+
+
+def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
+    """Applies a batch under the patient's lock; see `GraphStore.write`."""
+    counts: Counter[str] = Counter()
+    data = batch.patient.model_dump_json() if batch.patient is not None else None
+    _lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
+    if batch.sources:
+        _upsert_sources(tx, params, batch.sources, counts)
+    if batch.fact_links:
+        _merge_links(tx, params, batch.fact_links, counts)
+    if batch.memories:
+        _append_memories(tx, params, batch.memories, counts)
+    if batch.relationships:
+        _relate(tx, params, batch.relationships, counts)
+    if batch.watermark is not None:
+        mark = batch.watermark
+        moved = tx.run(
+            cypher.MOVE_WATERMARK,
+            params | {"session_id": mark.session_id, "expected": mark.expected, "new": mark.new},
+        ).single(strict=True)["moved"]
+        if not moved:
+            raise Conflict(f"session {mark.session_id!r} watermark moved since it was read; retry")
+    return WriteResult(**counts)
+
+
+def _upsert_sources(
+    tx: Transaction, params: Params, items: Sequence[SourceClaims], counts: Counter[str]
+) -> None:
+    """Merges sources by `source_ref`, with the counts and end state of SQLite's sequence.
+
+    What to write is decided in Python from one read of the stored sources and facts, then
+    written as four batched statements; the patient lock keeps those reads current.
+    """
+    refs = sorted({item.source.source_ref for item in items})
+    stored = {r["ref"]: r for r in tx.run(cypher.STORED_SOURCES, params | {"refs": refs})}
+    accepted = accept(items, stored, counts)
+    if not accepted:
+        return
+    by_source = {ref: set(stored[ref]["fact_keys"]) for ref in stored}
+    keys = {c.fact_key for item in accepted for c in item.claims}
+    keys.update(k for item in accepted for k in by_source.get(item.source.source_ref, ()))
+    facts = tx.run(cypher.FACT_STATE, params | {"keys": sorted(keys)}).data()
+    removed = replay(accepted, by_source, facts, counts)
+    final = {item.source.source_ref: item for item in accepted}
+    tx.run(
+        cypher.UPSERT_SOURCES, params | {"rows": [_source_row(i.source) for i in final.values()]}
+    ).consume()
+    tx.run(cypher.UNASSERT, params | {"refs": sorted(final)}).consume()
+    if removed:
+        tx.run(cypher.DROP_ORPHANS, params | {"keys": sorted(removed)}).consume()
+    claims = {(ref, c.fact_key): c for ref, item in final.items() for c in item.claims}
+    rows = [
+        {"source_ref": ref, "fact_key": key, "kind": c.kind.value, "claim": c.model_dump_json()}
+        for (ref, key), c in claims.items()
+    ]
+    tx.run(cypher.ASSERT, params | {"rows": rows}).consume()
+
+
+def _source_row(source: Source) -> Params:
+    return {
+        "source_ref": source.source_ref,
+        "content_hash": source.content_hash,
+        "last_updated": source.last_updated.isoformat() if source.last_updated else None,
+        "data": source.model_dump_json(),
+    }
+
+
+def _merge_links(
+    tx: Transaction, params: Params, links: Sequence[FactLink], counts: Counter[str]
+) -> None:
+    keys = sorted({k for link in links for k in (link.from_key, link.to_key)})
+    found = {r["key"] for r in tx.run(cypher.EXISTING_FACTS, params | {"keys": keys})}
+    known = [link for link in links if {link.from_key, link.to_key} <= found]
+    counts["links_skipped"] += len(links) - len(known)
+    for type in FactLinkType:
+        rows = [{"from_key": k.from_key, "to_key": k.to_key} for k in known if k.type is type]
+        if rows:
+            summary = tx.run(cypher.LINKS[type], params | {"rows": rows}).consume()
+            counts["links_added"] += summary.counters.relationships_created
+
+
+def _append_memories(
+    tx: Transaction, params: Params, memories: Sequence[Memory], counts: Counter[str]
+) -> None:
+    session_ids = sorted({m.session_id for m in memories})
+    sessions = {r["id"] for r in tx.run(cypher.EXISTING_SESSIONS, params | {"ids": session_ids})}
+    ids = [m.memory_id for m in memories]
+    taken = {r["id"] for r in tx.run(cypher.EXISTING_MEMORIES, params | {"ids": ids})}
+    for memory in memories:
+        if memory.session_id not in sessions:
+            raise NotFound("session", memory.session_id)
+        if memory.memory_id in taken:
+            raise Conflict(f"memory {memory.memory_id!r} already exists")
+        taken.add(memory.memory_id)
+    rows = [
+        {
+            "memory_id": m.memory_id,
+            "session_id": m.session_id,
+            "type": m.type.value,
+            "created_at": m.created_at.isoformat(),
+            "data": m.model_dump_json(),
+        }
+        for m in memories
+    ]
+    tx.run(cypher.CREATE_MEMORIES, params | {"rows": rows}).consume()
+    counts["memories_added"] += len(rows)
+
+
+def _relate(
+    tx: Transaction, params: Params, rels: Sequence[Relationship], counts: Counter[str]
+) -> None:
+    pairs = [{"i": i, "memory_id": r.memory_id, "fact_key": r.fact_key} for i, r in enumerate(rels)]
+    ok = {r["i"]: r["ok"] for r in tx.run(cypher.RELATABLE, params | {"rows": pairs})}
+    seen: set[tuple[str, str]] = set()
+    for i, rel in enumerate(rels):
+        pair = (rel.memory_id, rel.fact_key)
+        if not ok[i] or pair in seen:
+            raise Conflict(
+                f"relationship {rel.memory_id!r} → {rel.fact_key!r} exists or names an unknown"
+                " memory or fact"
+            )
+        seen.add(pair)
+    for type in RelationshipType:
+        rows = [
+            {
+                "memory_id": r.memory_id,
+                "fact_key": r.fact_key,
+                "rationale": r.rationale,
+                "confidence": r.confidence,
+                "method": r.method,
+                "data": r.model_dump_json(),
+            }
+            for r in rels
+            if r.type is type
+        ]
+        if rows:
+            tx.run(cypher.RELATES[type], params | {"rows": rows}).consume()
+    counts["relationships_added"] += len(rels)
