@@ -128,8 +128,9 @@ def clause_around(
     if e - s <= MAX_CLAUSE and not always:
         return sentence
     cuts = [s] + [s + m.end() for m in _CLAUSE_BREAK.finditer(text[s:e])] + [e]
-    lo = max(c for c in cuts if c <= start)
-    hi = min(c for c in cuts if c >= end)
+    # A mention may reach past the sentence (a span found in the whole turn): clamp to it.
+    lo = max((c for c in cuts if c <= start), default=s)
+    hi = min((c for c in cuts if c >= end), default=e)
     if hi - lo < 40:  # too short to stand alone: take a neighbour too
         lo = max([c for c in cuts if c < lo] or [lo])
         hi = min([c for c in cuts if c > hi] or [hi])
