@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from multiprocessing.pool import Pool
 from pathlib import Path
@@ -86,11 +87,13 @@ class Ingestor:
         org: str,
         patient: str | None = None,
         progress: Progress | None = None,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._store = store
         self._org = org
         self._patient = patient
         self._progress = progress or (lambda _: None)
+        self._clock = clock
         self.report = IngestReport()
 
     def feed(self, label: str, reader: Reader) -> None:
@@ -139,7 +142,7 @@ class Ingestor:
         scope = Scope(org=self._org, patient=patient)
         # Stamped when written, in input order, not when parsed (workers parse out of
         # order): sources without lastUpdated rank by it, so reruns pick the same winners.
-        now = utcnow()
+        now = self._clock()
         sources = tuple(
             SourceClaims(source=s.source.model_copy(update={"ingested_at": now}), claims=s.claims)
             for s in buffer.sources

@@ -50,7 +50,8 @@ def exported() -> tuple[Record | Problem, ...]:
 
 def load(store: GraphStore, org: str) -> Scope:
     """The Synthea patient, one conversation, one adherence memory that conflicts."""
-    ingestor = Ingestor(store, org)
+    ingested = datetime(2021, 5, 1, 9, 0, tzinfo=UTC)  # the same on both backends
+    ingestor = Ingestor(store, org, clock=lambda: ingested)
     ingestor.feed(str(BUNDLE), iter(exported()))
     assert list(ingestor.report.patients) == [PATIENT]
     assert not ingestor.report.errors
