@@ -9,8 +9,11 @@ from ingest.cda_xml import (
     Element,
     Narrative,
     attr,
+    code_label,
+    codings,
     every,
     first,
+    flat_text,
     meaningful,
     person_name,
     templates,
@@ -169,6 +172,25 @@ def status_observation(el: Element) -> str | None:
 def statement_text(el: Element, ctx: Context) -> str | None:
     """The statement's own `<text>`, resolved into the section narrative."""
     return meaningful(ctx.narrative.text(first(el, "h:text")))
+
+
+def product(sa: Element, ctx: Context, what: str) -> tuple[tuple[Coding, ...], str]:
+    """The codes and label of the drug or vaccine a substanceAdministration gives.
+
+    Raises:
+        Skip: (from `require_label`) when it has neither code nor text.
+    """
+    material = first(sa, "h:consumable/h:manufacturedProduct/h:manufacturedMaterial")
+    code = first(material, "h:code")
+    codes = codings(code)
+    label = require_label(
+        what,
+        codes,
+        code_label(code, ctx.narrative),
+        meaningful(flat_text(first(material, "h:name"))),
+        statement_text(sa, ctx),
+    )
+    return codes, label
 
 
 def author_name(el: Element | None) -> str | None:

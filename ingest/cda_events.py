@@ -9,6 +9,7 @@ from ingest.cda_common import (
     Skip,
     make_claim,
     negated,
+    product,
     require_label,
     statement_text,
     statements,
@@ -161,16 +162,7 @@ def map_immunization(entry: Element, ctx: Context) -> Mapped:
 
 
 def _immunization_claim(sa: Element, ctx: Context) -> Claim:
-    material = first(sa, "h:consumable/h:manufacturedProduct/h:manufacturedMaterial")
-    code = first(material, "h:code")
-    codes = codings(code)
-    label = require_label(
-        "immunization",
-        codes,
-        code_label(code, ctx.narrative),
-        meaningful(flat_text(first(material, "h:name"))),
-        statement_text(sa, ctx),
-    )
+    codes, label = product(sa, ctx, "immunization")
     date = time_of(first(sa, "h:effectiveTime"))
     not_done = negated(sa)
     status = "not-done" if not_done else "completed"

@@ -10,7 +10,7 @@ from ingest.cda_common import (
     decimal,
     make_claim,
     negated,
-    require_label,
+    product,
     statement_text,
     statements,
     status_code,
@@ -68,16 +68,7 @@ def map_medication(entry: Element, ctx: Context) -> Mapped:
 def _medication_claim(sa: Element, ctx: Context) -> Claim:
     if negated(sa):  # refused, or "no medications": nothing the patient takes
         raise Skip("medication not taken (negationInd=true) not recorded")
-    material = first(sa, "h:consumable/h:manufacturedProduct/h:manufacturedMaterial")
-    code = first(material, "h:code")
-    codes = codings(code)
-    label = require_label(
-        "medication",
-        codes,
-        code_label(code, ctx.narrative),
-        meaningful(flat_text(first(material, "h:name"))),
-        statement_text(sa, ctx),
-    )
+    codes, label = product(sa, ctx, "medication")
     times = every(sa, "h:effectiveTime")
     span = next((t for t in times if xsi_type(t) in {None, "IVL_TS", "TS"}), None)
     start, end = interval(span)
