@@ -1,5 +1,7 @@
 """Problem and allergy entries: concern acts wrapping the observations that carry the facts."""
 
+from collections.abc import Callable
+
 from engine.models import Claim, Coding, FactKind, FieldValue
 from ingest.cda_common import (
     ALLERGY_OBS,
@@ -85,14 +87,33 @@ def _observations(entry: Element, wanted: frozenset[str]) -> list[Element]:
 
 def map_problem(entry: Element, ctx: Context) -> Mapped:
     """A Problem Concern Act: one condition claim per Problem Observation."""
-    mapped = Mapped("ProblemObservation")
+    return _per_observation(
+        entry,
+        ctx,
+        "ProblemObservation",
+        PROBLEM_OBS,
+        _condition_claim,
+        "problem entry without a problem observation",
+    )
+
+
+def _per_observation(
+    entry: Element,
+    ctx: Context,
+    name: str,
+    observation_templates: frozenset[str],
+    claim: Callable[[Element, str | None, Context], Claim],
+    missing: str,
+) -> Mapped:
+    """One claim per observation of a concern act; a skipped one becomes a warning."""
+    mapped = Mapped(name)
     concern = _concern_status(entry)
-    observations = _observations(entry, PROBLEM_OBS)
+    observations = _observations(entry, observation_templates)
     if not observations:
-        mapped.warnings.append("problem entry without a problem observation")
+        mapped.warnings.append(missing)
     for obs in observations:
         try:
-            mapped.claims.append(_condition_claim(obs, concern, ctx))
+            mapped.claims.append(claim(obs, concern, ctx))
         except Skip as skip:
             mapped.warnings.append(str(skip))
     return mapped
@@ -126,17 +147,14 @@ def _condition_status(obs: Element, concern: str | None, abatement: str | None) 
 
 def map_allergy(entry: Element, ctx: Context) -> Mapped:
     """An Allergy Concern Act: one allergy claim per Allergy (Intolerance) Observation."""
-    mapped = Mapped("AllergyObservation")
-    concern = _concern_status(entry)
-    observations = _observations(entry, ALLERGY_OBS)
-    if not observations:
-        mapped.warnings.append("allergy entry without an allergy observation")
-    for obs in observations:
-        try:
-            mapped.claims.append(_allergy_claim(obs, concern, ctx))
-        except Skip as skip:
-            mapped.warnings.append(str(skip))
-    return mapped
+    return _per_observation(
+        entry,
+        ctx,
+        "AllergyObservation",
+        ALLERGY_OBS,
+        _allergy_claim,
+        "allergy entry without an allergy observation",
+    )
 
 
 def _allergy_claim(obs: Element, concern: str | None, ctx: Context) -> Claim:
