@@ -20,7 +20,7 @@ from api.cli_common import (
     scope_of,
 )
 from api.schemas import MemoryPublic, memories_public, new_session_id
-from engine.errors import NotFound
+from engine.errors import InvalidInput, NotFound
 from engine.memories.select import extractor_for
 from engine.memories.service import generate_memories
 from engine.models import MemoryType, NewMessage, Role, Scope, Session
@@ -124,6 +124,9 @@ def generate_memories_command(
         f"{len(result.relationships)} relationships (processed through message "
         f"{result.processed_through})"
     )
+    if result.usage.calls:
+        u = result.usage
+        console.print(f"  tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion")
     for memory in result.memories:
         console.print(f"  [bold]{memory.type.value}[/bold] {memory.subject}: {memory.text}")
 
@@ -162,15 +165,48 @@ def _memories_table(patient: str, found: list[MemoryPublic]) -> Table:
 
 def eval_command(
     directory: Annotated[Path, typer.Argument(help="A folder of cases in the eval format.")],
+    extractor: Annotated[
+        str | None,
+        typer.Option(help="offline or llm (CCE_LLM_* name the endpoint); default CCE_EXTRACTOR."),
+    ] = None,
+    case: Annotated[
+        list[str] | None, typer.Option(help="Score only this case (repeatable).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Score extraction and relationships on annotated cases (GUIDELINE §4)."""
+    from rich.progress import Progress
+
     from api.evaluate import case_dirs, evaluate_dir, render
 
-    if not directory.is_dir() or not case_dirs(directory):
+    found = case_dirs(directory) if directory.is_dir() else []
+    if not found:
         errors.print(f"[red]error:[/red] {directory}: no case folders (transcript, record, gold)")
         raise typer.Exit(2)
-    report = evaluate_dir(directory)
+    unknown = sorted(set(case or ()) - {p.name for p in found})
+    if unknown:
+        errors.print(f"[red]error:[/red] no such case in {directory}: {', '.join(unknown)}")
+        raise typer.Exit(2)
+    settings = get_settings()
+    if extractor is not None:
+        if extractor not in ("offline", "llm"):
+            errors.print(f"[red]error:[/red] --extractor is offline or llm, not {extractor!r}")
+            raise typer.Exit(2)
+        settings = settings.model_copy(update={"extractor": extractor})
+    try:
+        chosen = extractor_for(settings)
+    except InvalidInput as e:
+        errors.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e
+    total = len(case) if case else len(found)
+    with Progress(console=errors, transient=True, disable=as_json) as bar:
+        task = bar.add_task("scoring cases", total=total)
+        report = evaluate_dir(
+            directory,
+            chosen,
+            only=set(case) if case else None,
+            progress=lambda name: bar.update(task, advance=1, description=name),
+        )
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2))
     else:

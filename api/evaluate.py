@@ -5,9 +5,12 @@ the ingest pipeline, the transcript's turns become one session's messages, and
 generate-memories runs once. The report sums counts over the cases (micro averages).
 """
 
+import hashlib
 import json
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -24,9 +27,10 @@ from engine.evaluation import (
 )
 from engine.memories.extractor import Extractor
 from engine.memories.offline import warm_up
-from engine.memories.service import generate_memories
+from engine.memories.service import TokenUsage, generate_memories
 from engine.models import NewMessage, Role, Scope, Session
 from engine.sqlite_store import SqliteStore
+from engine.store import GraphStore
 from ingest.pipeline import Ingestor, read_bytes
 
 ORG = "eval"
@@ -79,13 +83,16 @@ class CaseReport(BaseModel):
     scores: ScoreReport
     seconds: float
     ingest_errors: int = 0
+    usage: TokenUsage = TokenUsage()
 
 
 class EvalReport(BaseModel):
+    extractor: str
     cases: list[CaseReport] = Field(default_factory=list)
     overall: ScoreReport
     mean_seconds: float
     max_seconds: float
+    usage: TokenUsage = TokenUsage()
 
 
 def case_dirs(root: Path) -> list[Path]:
@@ -98,35 +105,47 @@ def case_dirs(root: Path) -> list[Path]:
     )
 
 
-def run_case(case: Path, extractor: Extractor | None = None) -> tuple[Scores, float, int]:
-    """Scores one case folder; returns the counts, generate-memories seconds, ingest errors."""
+def run_case(
+    case: Path, extractor: Extractor | None = None, store: GraphStore | None = None
+) -> tuple[Scores, CaseReport]:
+    """Scores one case folder: the counts, and the case's report.
+
+    Without `store`, the case runs in a fresh SQLite store in a temporary directory;
+    with one, in a fresh org of it named after the case and a random suffix.
+    """
+    if store is not None:
+        scope = Scope(org=f"{ORG}-{uuid.uuid4().hex[:12]}", patient=PATIENT)
+        return _run_in(case, extractor, store, scope)
+    with tempfile.TemporaryDirectory() as tmp:
+        own = SqliteStore(str(Path(tmp) / "eval.db"))
+        try:
+            return _run_in(case, extractor, own, Scope(org=ORG, patient=PATIENT))
+        finally:
+            own.close()
+
+
+def _run_in(
+    case: Path, extractor: Extractor | None, store: GraphStore, scope: Scope
+) -> tuple[Scores, CaseReport]:
     transcript = json.loads((case / "transcript.json").read_text("utf-8"))
     gold = Gold.model_validate_json((case / "gold.json").read_text("utf-8"))
     turns = [t["text"] for t in transcript["turns"]]
-    scope = Scope(org=ORG, patient=PATIENT)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = SqliteStore(str(Path(tmp) / "eval.db"))
-        try:
-            ingestor = Ingestor(store, ORG, patient=PATIENT)
-            ingestor.feed(
-                "record.json", read_bytes((case / "record.json").read_bytes(), "record.json")
-            )
-            store.create_session(scope, Session(session_id=SESSION))
-            messages = store.append_messages(
-                scope,
-                SESSION,
-                [NewMessage(role=Role(t["role"]), text=t["text"]) for t in transcript["turns"]],
-            )
-            turn_of = {m.message_id: i for i, m in enumerate(messages)}
-            started = time.perf_counter()
-            result = generate_memories(store, scope, SESSION, extractor)
-            seconds = time.perf_counter() - started
-            sources = {
-                f.fact_key: [f"{s.resource_type}/{s.resource_id}" for s in f.sources]
-                for f in store.list_facts(scope)
-            }
-        finally:
-            store.close()
+    ingestor = Ingestor(store, scope.org, patient=scope.patient)
+    ingestor.feed("record.json", read_bytes((case / "record.json").read_bytes(), "record.json"))
+    store.create_session(scope, Session(session_id=SESSION))
+    messages = store.append_messages(
+        scope,
+        SESSION,
+        [NewMessage(role=Role(t["role"]), text=t["text"]) for t in transcript["turns"]],
+    )
+    turn_of = {m.message_id: i for i, m in enumerate(messages)}
+    started = time.perf_counter()
+    result = generate_memories(store, scope, SESSION, extractor)
+    seconds = time.perf_counter() - started
+    sources = {
+        f.fact_key: [f"{s.resource_type}/{s.resource_id}" for s in f.sources]
+        for f in store.list_facts(scope)
+    }
     predicted = [
         PredictedMemory(
             id=m.memory_id,
@@ -146,35 +165,50 @@ def run_case(case: Path, extractor: Extractor | None = None) -> tuple[Scores, fl
         for r in result.relationships
     ]
     scores = score_case(turns, gold, predicted, relationships)
-    return scores, seconds, len(ingestor.report.errors)
+    report = CaseReport(
+        case=case.name,
+        scores=ScoreReport.of(scores),
+        seconds=round(seconds, 4),
+        ingest_errors=len(ingestor.report.errors),
+        usage=result.usage,
+    )
+    return scores, report
 
 
 def evaluate_dir(
-    root: Path, extractor: Extractor | None = None, only: set[str] | None = None
+    root: Path,
+    extractor: Extractor | None = None,
+    only: set[str] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> EvalReport:
-    """Runs and scores every case folder under `root` (or only the named ones)."""
+    """Runs and scores every case folder under `root` (or only the named ones).
+
+    `progress` is called with each case's name once it is scored.
+    """
     warm_up()  # so that per-case seconds measure extraction, not loading
     total = Scores()
     reports = []
     for case in case_dirs(root):
         if only is not None and case.name not in only:
             continue
-        scores, seconds, errors = run_case(case, extractor)
+        scores, report = run_case(case, extractor)
         total = total + scores
-        reports.append(
-            CaseReport(
-                case=case.name,
-                scores=ScoreReport.of(scores),
-                seconds=round(seconds, 4),
-                ingest_errors=errors,
-            )
-        )
+        reports.append(report)
+        if progress is not None:
+            progress(case.name)
     times = [r.seconds for r in reports] or [0.0]
+    usage = [r.usage for r in reports]
     return EvalReport(
+        extractor=f"{extractor.name} {extractor.version}" if extractor else "offline-context",
         cases=reports,
         overall=ScoreReport.of(total),
         mean_seconds=round(sum(times) / len(times), 4),
         max_seconds=max(times),
+        usage=TokenUsage(
+            prompt_tokens=sum(u.prompt_tokens for u in usage),
+            completion_tokens=sum(u.completion_tokens for u in usage),
+            calls=sum(u.calls for u in usage),
+        ),
     )
 
 
@@ -195,27 +229,37 @@ def render(report: EvalReport) -> str:
     )
     lines.append(
         f"generate-memories seconds: mean {report.mean_seconds:.3f}, "
-        f"max {report.max_seconds:.3f} over {len(report.cases)} cases"
+        f"max {report.max_seconds:.3f} over {len(report.cases)} cases ({report.extractor})"
     )
+    if report.usage.calls:
+        u, n = report.usage, len(report.cases)
+        lines.append(
+            f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion in {u.calls}"
+            f" calls ({(u.prompt_tokens + u.completion_tokens) / n:.0f} per case)"
+        )
     return "\n".join(lines)
 
 
-def half(names: list[str], which: str) -> set[str]:
-    """Every other case, for a development/held-out split that stays fixed: "even" takes
-    the 1st, 3rd, 5th ... case in name order, "odd" the others."""
-    return set(sorted(names)[0 if which == "even" else 1 :: 2])
+def held_out(names: list[str]) -> set[str]:
+    """The third of the cases set aside while developing (issue 9), fixed by a hash of
+    each name so that it does not follow name order or corpus."""
+    ranked = sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+    return set(ranked[: -(-len(names) // 3)])
 
 
 def main(argv: list[str]) -> str:
-    """`python -m api.evaluate DIR [--half even|odd]`: the table for all cases or a half."""
+    """`python -m api.evaluate DIR [--split dev|held-out]`: the table for all or a part."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m api.evaluate")
     parser.add_argument("root", type=Path)
-    parser.add_argument("--half", choices=["even", "odd"])
+    parser.add_argument("--split", choices=["dev", "held-out"])
     args = parser.parse_args(argv)
     names = [p.name for p in case_dirs(args.root)]
-    only = half(names, args.half) if args.half else None
+    held = held_out(names)
+    only = None
+    if args.split:
+        only = held if args.split == "held-out" else set(names) - held
     return render(evaluate_dir(args.root, only=only))
 
 

@@ -154,16 +154,7 @@ def _generated(store: GraphStore, scope: Scope, session_id: str, settings: Setti
             NewMemory(id=m.memory_id, type=m.type.value, file=f"/memory/{m.type.value}.md")
             for m in result.memories
         ],
-        relationships=[
-            GeneratedRelationship(
-                memory_id=r.memory_id,
-                type=r.type,
-                fact_id=r.fact_key,
-                rationale=r.rationale,
-                confidence=r.confidence,
-            )
-            for r in result.relationships
-        ],
+        relationships=[GeneratedRelationship.of(r) for r in result.relationships],
     )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from engine.memories.service import TokenUsage
 from engine.models import (
     Fact,
     FactKind,
@@ -78,6 +79,8 @@ class RelationshipPublic(BaseModel):
     fact_label: str | None
     rationale: str
     confidence: float
+    method: str
+    extractor: str
     fact_sources: list[SourcePublic]
 
     @classmethod
@@ -89,6 +92,8 @@ class RelationshipPublic(BaseModel):
             fact_label=fact.label if fact else None,
             rationale=rel.rationale,
             confidence=rel.confidence,
+            method=rel.method,
+            extractor=rel.extractor,
             fact_sources=[
                 SourcePublic(
                     format=s.format, resource_type=s.resource_type, resource_id=s.resource_id
@@ -139,6 +144,20 @@ class GeneratedRelationship(BaseModel):
     fact_id: str
     rationale: str
     confidence: float
+    method: str
+    extractor: str
+
+    @classmethod
+    def of(cls, rel: Relationship) -> "GeneratedRelationship":
+        return cls(
+            memory_id=rel.memory_id,
+            type=rel.type,
+            fact_id=rel.fact_key,
+            rationale=rel.rationale,
+            confidence=rel.confidence,
+            method=rel.method,
+            extractor=rel.extractor,
+        )
 
 
 class GenerateResponse(BaseModel):
@@ -146,6 +165,7 @@ class GenerateResponse(BaseModel):
     processed_through: int
     memories: list[MemoryPublic]
     relationships: list[GeneratedRelationship]
+    usage: TokenUsage  # the extractor's model calls; zeros for the offline extractor
 
 
 def memories_public(

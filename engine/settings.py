@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr = SecretStr("")  # sent as a bearer token when set
     llm_timeout_s: float = 60.0  # per request
     llm_max_retries: int = 2  # after the first attempt, on 429, 5xx and timeouts
+    # The largest prompt of one call (estimated tokens); longer sessions are read in parts.
+    llm_input_budget_tokens: int = 24_000
 
     # Security and reliability (SPEC §6). Without an OIDC issuer and without API keys,
     # requests are served as a local principal with every scope in `org`, and `cce serve`

@@ -82,16 +82,8 @@ def generate(
         status=result.status,
         processed_through=result.processed_through,
         memories=memories_public(store, scope, records),
-        relationships=[
-            GeneratedRelationship(
-                memory_id=r.memory_id,
-                type=r.type,
-                fact_id=r.fact_key,
-                rationale=r.rationale,
-                confidence=r.confidence,
-            )
-            for r in result.relationships
-        ],
+        relationships=[GeneratedRelationship.of(r) for r in result.relationships],
+        usage=result.usage,
     )
 
 

@@ -1,17 +1,16 @@
-"""The extractor port and the checks that every extractor's output goes through.
+"""The extract stage's port: what every extractor, offline or LLM, hands to `verify`.
 
-An extractor proposes `Candidate`s; `accept` keeps only those whose type is one of the
-four memory types and whose every quote is a verbatim substring of the message it
-names, and turns them into `Memory` objects with deterministic ids.
+An extractor proposes `Candidate`s, each optionally with the relationships it proposes
+to the patient's facts (`Proposal`), and says what the call cost (`Usage`). Nothing it
+returns is trusted: `verify` checks quotes and proposals before anything is written.
 """
 
-import hashlib
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from engine.models import Evidence, Fact, Memory, MemoryType, Message, Role
+from engine.models import Fact, MemoryType, Message, Role
 
 
 class Quote(BaseModel):
@@ -21,6 +20,15 @@ class Quote(BaseModel):
     quote: str
     start: int | None = None
     end: int | None = None
+
+
+class Proposal(BaseModel):
+    """A relationship an extractor proposes: a fact (by key; None when the number it
+    gave names no fact), a type as it was given, and why."""
+
+    fact_key: str | None
+    type: str
+    why: str = ""
 
 
 class Candidate(BaseModel):
@@ -33,6 +41,37 @@ class Candidate(BaseModel):
     speaker: str = Role.PATIENT.value
     attributes: dict[str, Any] = Field(default_factory=dict)
     confidence: float = Field(default=0.5, ge=0, le=1)
+    # None: the extractor proposes no relationships (the offline inference decides);
+    # a list, even empty: the extractor's own judgement, verified and then compared.
+    relationships: list[Proposal] | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens reported by a model endpoint, summed over the calls of one extraction."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+        )
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one extraction proposes and what it cost."""
+
+    candidates: list[Candidate]
+    usage: Usage = Usage()
 
 
 class Extractor(Protocol):
@@ -41,94 +80,11 @@ class Extractor(Protocol):
     name: str
     version: str
 
-    def extract(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
-        """Candidates for the messages; `accept` filters what it returns."""
+    def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
+        """Candidates for `messages[processed:]`; the first `processed` messages were read
+        by an earlier call and are context only. `verify` filters what this returns."""
         ...
 
 
 MEMORY_TYPES = frozenset(t.value for t in MemoryType)
 MEMORY_ROLES = frozenset({Role.PATIENT.value, Role.CAREGIVER.value})
-
-
-def verify_quote(quote: Quote, messages: dict[str, Message]) -> Evidence | None:
-    """The quote as checked evidence, or None when it is not verbatim in its message.
-
-    With offsets, the text at those offsets must equal the quote exactly; without them,
-    the first case-sensitive occurrence is used.
-    """
-    message = messages.get(quote.message_id)
-    if message is None or not quote.quote.strip():
-        return None
-    if quote.start is not None:
-        end = quote.start + len(quote.quote)
-        if message.text[quote.start : end] != quote.quote:
-            return None
-        if quote.end is not None and quote.end != end:
-            return None
-        start = quote.start
-    else:
-        start = message.text.find(quote.quote)
-        if start < 0:
-            return None
-    return Evidence(
-        message_id=message.message_id,
-        quote=quote.quote,
-        start=start,
-        end=start + len(quote.quote),
-    )
-
-
-def memory_id(session_id: str, type_: str, subject: str, evidence: Sequence[Evidence]) -> str:
-    """Deterministic from (session, message range, type, subject, quotes): retries collide."""
-    seqs = sorted(int(e.message_id.rsplit(":", 1)[1]) for e in evidence)
-    parts = [session_id, str(seqs[0]), str(seqs[-1]), type_, subject.strip().lower()]
-    parts += [f"{e.message_id}@{e.start}:{e.quote}" for e in evidence]
-    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
-    return f"mem-{digest}"
-
-
-def accept(
-    candidates: Sequence[Candidate],
-    messages: Sequence[Message],
-    extractor: str,
-    version: str,
-) -> list[Memory]:
-    """The candidates that pass the shared checks, as memories; the rest are dropped.
-
-    A candidate is dropped when its type is not one of the four memory types, when it
-    has no evidence, when any quote is not a verbatim substring of its message, or when
-    no quote comes from a patient or caregiver message. Duplicates (same id) collapse.
-    """
-    by_id = {m.message_id: m for m in messages}
-    out: dict[str, Memory] = {}
-    for candidate in candidates:
-        if candidate.type not in MEMORY_TYPES or not candidate.evidence:
-            continue
-        checked = [verify_quote(q, by_id) for q in candidate.evidence]
-        evidence = [e for e in checked if e is not None]
-        if len(evidence) != len(checked):
-            continue
-        speakers = [by_id[e.message_id].role for e in evidence]
-        spoken = [r for r in speakers if r.value in MEMORY_ROLES]
-        if not spoken:
-            continue
-        evidence.sort(key=lambda e: (int(e.message_id.rsplit(":", 1)[1]), e.start))
-        session_id = by_id[evidence[0].message_id].session_id
-        mid = memory_id(session_id, candidate.type, candidate.subject, evidence)
-        out.setdefault(
-            mid,
-            Memory(
-                memory_id=mid,
-                session_id=session_id,
-                type=MemoryType(candidate.type),
-                text=candidate.text,
-                subject=candidate.subject.strip().lower(),
-                evidence=tuple(evidence),
-                speaker=spoken[0],
-                attributes=candidate.attributes,
-                confidence=candidate.confidence,
-                extractor=extractor,
-                extractor_version=version,
-            ),
-        )
-    return list(out.values())

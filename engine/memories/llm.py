@@ -3,8 +3,13 @@
 The prompt (`llm_prompt`) condenses the annotation guideline; `llm_parse` reads the answer
 however the model wrapped it. The endpoint is retried a bounded number of times on 429, 5xx,
 timeouts and connection errors (honouring Retry-After, capped); when it keeps failing,
-`extract` raises `EngineError` and the service writes nothing. Token usage is kept per
-call (`last_call`, or `extract_with_usage`) and summed over the instance's life (`usage`).
+`extract` raises `EngineError` and the service writes nothing. Token usage comes back
+with each extraction and is summed over the instance's life (`usage`).
+
+A conversation whose prompt would exceed the input budget (`input_budget_tokens`,
+estimated at 4 characters a token) is read in parts that overlap by a few messages;
+the parts' memories are merged where they are the same statement (same type and
+subject, overlapping evidence), and their relationship proposals with them.
 """
 
 import logging
@@ -20,33 +25,17 @@ import httpx
 from pydantic import SecretStr
 
 from engine.errors import EngineError
-from engine.memories.extractor import Candidate
+from engine.memories.extractor import Candidate, Extraction, Usage
+from engine.memories.llm_merge import merge_parts, parts
 from engine.memories.llm_parse import read_answer, to_candidates
-from engine.memories.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, user_prompt
+from engine.memories.llm_prompt import PROMPT_VERSION, SYSTEM_PROMPT, numbered_facts, user_prompt
 from engine.models import Fact, Message, utcnow
 from engine.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
+_CHARS_PER_TOKEN = 4  # a conservative estimate for English; budgets are approximate
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Tokens reported by the endpoint (`usage.prompt_tokens`, `usage.completion_tokens`)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-        )
 
 
 @dataclass(frozen=True)
@@ -77,6 +66,8 @@ class LlmExtractor:
         max_backoff_s: float = 30.0,
         temperature: float | None = 0.0,
         max_tokens: int | None = None,
+        input_budget_tokens: int = 24_000,
+        overlap_messages: int = 6,
         client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -92,6 +83,9 @@ class LlmExtractor:
             max_backoff_s: the cap on any wait, Retry-After included.
             temperature: sent when not None (some models accept only their default).
             max_tokens: sent when not None.
+            input_budget_tokens: the largest prompt sent in one call (estimated);
+                a longer conversation is read in overlapping parts.
+            overlap_messages: how many messages consecutive parts share.
             client: an httpx client to use instead of an own one.
             sleep: how to wait between attempts (tests pass a recorder).
         """
@@ -108,13 +102,16 @@ class LlmExtractor:
         self.max_backoff_s = max_backoff_s
         self.temperature = temperature
         self.max_tokens = max_tokens
+        if input_budget_tokens < 1_000 or overlap_messages < 0:
+            raise EngineError("CCE_LLM_INPUT_BUDGET_TOKENS must be >= 1000, overlap >= 0")
+        self.input_budget_tokens = input_budget_tokens
+        self.overlap_messages = overlap_messages
         self._key = api_key or SecretStr("")
         self._own_client = client is None
         self._client = client or httpx.Client(timeout=httpx.Timeout(timeout_s))
         self._sleep = sleep
         self._lock = threading.Lock()
         self._usage = Usage()
-        self._calls = 0
         self._last: LlmCall | None = None
 
     @classmethod
@@ -127,6 +124,7 @@ class LlmExtractor:
             s.llm_api_key,
             timeout_s=s.llm_timeout_s,
             max_retries=s.llm_max_retries,
+            input_budget_tokens=s.llm_input_budget_tokens,
         )
 
     # -- usage ---------------------------------------------------------------------------
@@ -137,38 +135,40 @@ class LlmExtractor:
             return self._usage
 
     @property
-    def calls(self) -> int:
-        """Answers received (one per extraction that reached the model)."""
-        with self._lock:
-            return self._calls
-
-    @property
     def last_call(self) -> LlmCall | None:
-        """The latest extraction; with threads sharing the instance, `extract_with_usage`."""
+        """The latest call; with threads sharing the instance, use what `extract` returns."""
         with self._lock:
             return self._last
 
     # -- extraction ----------------------------------------------------------------------
-    def extract(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
-        """Candidates for the messages; `accept` filters what this returns.
+    def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
+        """Candidates for `messages[processed:]`, read in parts when they exceed the budget.
 
         Raises:
             EngineError: the endpoint kept failing, refused the request, or answered
                 with no JSON at all.
         """
-        return self.extract_with_usage(messages, facts)[0]
+        if len(messages) <= processed:
+            return Extraction([])
+        fixed = len(SYSTEM_PROMPT) + len(user_prompt([], facts))
+        budget_chars = max(0, self.input_budget_tokens * _CHARS_PER_TOKEN - fixed)
+        found: list[list[Candidate]] = []
+        usage = Usage()
+        for shown, context in parts(messages, processed, budget_chars, self.overlap_messages):
+            candidates, call = self.extract_part(shown, facts, context)
+            found.append(candidates)
+            usage += call.usage
+        return Extraction(merge_parts(found), usage)
 
-    def extract_with_usage(
-        self, messages: list[Message], facts: list[Fact]
+    def extract_part(
+        self, messages: list[Message], facts: list[Fact], processed: int = 0
     ) -> tuple[list[Candidate], LlmCall]:
-        """As `extract`, with this call's usage and reading, safe under threads."""
-        if not messages:
-            return [], LlmCall(Usage(), 0, None, False, 0)
+        """One call: the candidates for `messages[processed:]` and what the call took."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": user_prompt(messages, facts)},
+                {"role": "user", "content": user_prompt(messages, facts, processed)},
             ],
         }
         if self.temperature is not None:
@@ -182,14 +182,13 @@ class LlmExtractor:
         call = LlmCall(usage, attempts, finish, truncated, len(answer.items))
         with self._lock:
             self._usage += usage
-            self._calls += 1
             self._last = call
         if not answer.found_json:
             # The answer may repeat what the patient said: its text stays out of errors.
             raise EngineError(f"the model's answer held no JSON ({len(content)} characters)")
         if truncated:
             log.warning("LLM answer cut off (finish_reason=%s); whole items kept", finish)
-        return to_candidates(answer.items, messages), call
+        return to_candidates(answer.items, messages, numbered_facts(facts)), call
 
     # -- HTTP ----------------------------------------------------------------------------
     def _post(self, body: dict[str, Any]) -> tuple[Any, int]:
@@ -259,7 +258,7 @@ def _read_envelope(data: Any) -> tuple[str, str | None, Usage]:
     return (
         content,
         finish if isinstance(finish, str) else None,
-        Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))),
+        Usage(_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), 1),
     )
 
 

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.memories.extractor import MEMORY_TYPES, Candidate
+from engine.memories.extractor import MEMORY_TYPES, Candidate, Proposal
 from engine.memories.llm_quotes import as_text, for_relate, locate, quotes_in
-from engine.models import Message
+from engine.models import Fact, Message
 
 _WS = " \t\r\n"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/"}
@@ -237,8 +237,11 @@ def _items(value: Any, kind: str | None, depth: int) -> list[dict[str, Any]]:
     return out
 
 
-def to_candidates(items: list[dict[str, Any]], messages: list[Message]) -> list[Candidate]:
-    """Candidates from item dicts; quotes numbered from 1 in `messages` order.
+def to_candidates(
+    items: list[dict[str, Any]], messages: list[Message], numbered: list[Fact] | None = None
+) -> list[Candidate]:
+    """Candidates from item dicts; quotes numbered from 1 in `messages` order, facts
+    from 1 in `numbered` order (the prompt's `F1`, `F2`, ...).
 
     Fields of the wrong type are coerced where the meaning is plain and dropped where it
     is not. Items without a subject or without quotes are skipped. The type is passed on
@@ -264,8 +267,29 @@ def to_candidates(items: list[dict[str, Any]], messages: list[Message]) -> list[
                 evidence=quotes,
                 attributes=for_relate(type_, subject, attrs, said),
                 confidence=_confidence(item.get("confidence")),
+                relationships=_proposals(item, numbered) if numbered is not None else None,
             )
         )
+    return out
+
+
+_FACT_NUMBER = re.compile(r"^\s*(?:F|fact\s*)?#?\s*(\d+)\s*$", re.IGNORECASE)
+
+
+def _proposals(item: dict[str, Any], numbered: list[Fact]) -> list[Proposal]:
+    """The item's relationship proposals; a number naming no fact gives `fact_key` None
+    (so that `verify` counts it as refused rather than it vanishing here)."""
+    raw = next((item[k] for k in ("relationships", "links", "edges") if k in item), None)
+    out = []
+    for entry in raw if isinstance(raw, list) else [raw] if isinstance(raw, dict) else []:
+        if not isinstance(entry, dict):
+            continue
+        lower = {str(k).lower(): v for k, v in entry.items()}
+        match = _FACT_NUMBER.match(as_text(lower.get("fact")))
+        n = int(match.group(1)) if match else 0
+        fact_key = numbered[n - 1].fact_key if 1 <= n <= len(numbered) else None
+        why = as_text(lower.get("why") or lower.get("rationale") or lower.get("reason"))
+        out.append(Proposal(fact_key=fact_key, type=as_text(lower.get("type")), why=why))
     return out
 
 

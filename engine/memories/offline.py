@@ -5,15 +5,13 @@ the patient's reply only makes sense with it ("any swelling in your legs?" / "no
 `answers` for replies and `adherence` for medication-taking statements.
 """
 
-from collections.abc import Sequence
-
 from engine.memories import cues
 from engine.memories.adherence import read_adherence, specific
 from engine.memories.answers import read_answer, read_confirmation
 from engine.memories.cues import Polarity
 from engine.memories.entities import condition_views, medication_generics
 from engine.memories.exchange import Asked, Sentence, parse
-from engine.memories.extractor import Candidate
+from engine.memories.extractor import Candidate, Extraction
 from engine.memories.lexicon import Lexicon, load_lexicon
 from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, singular
 from engine.memories.text import tokenize, words
@@ -31,8 +29,17 @@ class OfflineExtractor:
     name = "offline-context"
     version = "1.1.0"
 
-    def extract(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
-        """Candidate memories from the patient's and caregiver's turns."""
+    def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
+        """Candidate memories from the patient's and caregiver's turns.
+
+        Earlier (processed) messages are read like the others: they pair answers with
+        questions and name drugs that "it" points back to; the service keeps only
+        memories whose patient words lie in the new messages.
+        """
+        return Extraction(self.candidates(messages, facts))
+
+    def candidates(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
+        """The candidates of every patient and caregiver turn of `messages`."""
         lex = load_lexicon()
         views = condition_views(facts)
         drugs = frozenset(
@@ -188,11 +195,6 @@ def _followed_by_med(sentence: Sentence, m: Mention, lex: Lexicon) -> bool:
 def _asks_for_something(text: str, lex: Lexicon) -> bool:
     tokens = tokenize(text)
     return any(index.find(tokens) for _, index in lex.preference_cues)
-
-
-def extract_all(messages: Sequence[Message], facts: list[Fact]) -> list[Candidate]:
-    """Convenience: the default extractor over a message list."""
-    return OfflineExtractor().extract(list(messages), facts)
 
 
 def warm_up() -> None:

@@ -1,4 +1,16 @@
-"""Memory → fact relationships (GUIDELINE §3): same entity first, then the edge type.
+"""The relate stage: memory → fact relationships (GUIDELINE §3), shared by every extractor.
+
+`relate_all` is the stage: an extractor that proposes relationships (the LLM) has them
+verified (`verify_proposals`), and the offline inference below runs over the same
+memories as a second opinion. Policy where the two disagree, measured in the issue-9
+note: the verified proposals stand; an inferred `conflicts` on a pair the extractor did
+not link is added, with its own rationale and the inference's name (missing a
+discrepancy is the costly error); every other inferred relationship the extractor did
+not propose is dropped (it saw the whole exchange, the inference one sentence); on a
+pair both linked, the extractor's type stands. An extractor that proposes nothing
+(`relationships` None) gets the inference alone.
+
+The inference: same entity first, then the edge type.
 
 Only symptom → condition and adherence → medication edges are inferred; which facts are
 the same entity is decided in `entities`. The type follows GUIDELINE §3 and the dev
@@ -20,6 +32,7 @@ from engine.memories.entities import (
     product_words,
     same_condition,
 )
+from engine.memories.extractor import Candidate
 from engine.memories.regimen import (
     PLAIN_AS_NEEDED,
     as_needed_order,
@@ -27,7 +40,10 @@ from engine.memories.regimen import (
     frequency_differs,
 )
 from engine.memories.text import words
+from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
+
+INFERENCE = "offline-inference 2.0.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
@@ -46,6 +62,33 @@ INACTIVE = frozenset(
 )
 # A record entry for one episode of a chronic condition ("Acute gout flare").
 _EPISODE = re.compile(r"\b(acute|flare|flares|episode|attack|exacerbation)\b", re.IGNORECASE)
+
+
+def relate_all(
+    accepted: list[tuple[Memory, Candidate]], facts: list[Fact], proposer: str
+) -> list[Relationship]:
+    """The relationships of the accepted memories: verified proposals and inference.
+
+    Args:
+        accepted: each memory with the candidate it was accepted from.
+        facts: the patient's facts.
+        proposer: the extractor's name and version, kept on what it proposed.
+    """
+    inferred = relate([m for m, _ in accepted], facts)
+    by_key = {f.fact_key: f for f in facts}
+    out: list[Relationship] = []
+    for memory, candidate in accepted:
+        mine = [r for r in inferred if r.memory_id == memory.memory_id]
+        if candidate.relationships is None:
+            out.extend(mine)
+            continue
+        proposed = verify_proposals(memory, candidate, by_key, proposer)
+        linked = {r.fact_key for r in proposed}
+        missed = [
+            r for r in mine if r.type is RelationshipType.CONFLICTS and r.fact_key not in linked
+        ]
+        out.extend(proposed + missed)
+    return out
 
 
 def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
@@ -76,6 +119,7 @@ def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Rela
                 rationale=f"{memory.subject!r} matches {view.fact.label!r} by {how}: {why}",
                 confidence=0.8 if how == "name" else 0.6,
                 method=METHOD_SYMPTOM,
+                extractor=INFERENCE,
             )
         )
     return edges
@@ -133,6 +177,7 @@ def _adherence_edges(memory: Memory, meds: list[tuple[Fact, frozenset[str]]]) ->
                 rationale=f"{memory.subject!r} is {fact.label!r} ({why})",
                 confidence=0.85 if fact in direct else 0.55,
                 method=METHOD_DRUG if fact in direct else "drug-class",
+                extractor=INFERENCE,
             )
         )
     return edges

@@ -22,6 +22,7 @@ def extractor_for(settings: Settings) -> Extractor:
             settings.llm_api_key.get_secret_value(),
             settings.llm_timeout_s,
             settings.llm_max_retries,
+            settings.llm_input_budget_tokens,
         )
     return _offline()
 
@@ -32,6 +33,15 @@ def _offline() -> OfflineExtractor:
 
 
 @lru_cache(maxsize=4)
-def _llm(base_url: str, model: str, key: str, timeout_s: float, retries: int) -> LlmExtractor:
+def _llm(
+    base_url: str, model: str, key: str, timeout_s: float, retries: int, budget: int
+) -> LlmExtractor:
     api_key = SecretStr(key) if key else None
-    return LlmExtractor(base_url, model, api_key, timeout_s=timeout_s, max_retries=retries)
+    return LlmExtractor(
+        base_url,
+        model,
+        api_key,
+        timeout_s=timeout_s,
+        max_retries=retries,
+        input_budget_tokens=budget,
+    )

@@ -1,5 +1,9 @@
 """generate-memories (SPEC §3): new messages → memories + relationships, written once.
 
+The stages: extract (the offline or the LLM extractor, interchangeable) → verify
+(`verify`: verbatim quotes, patient speech, proposed relationships) → relate (`relate`:
+shared by every extractor) → write (one batch, below).
+
 The session's `processed_through` watermark moves in the same transaction as the
 memories, so a retry after a crash or a concurrent second call creates nothing twice:
 the store refuses a batch whose watermark no longer stands where it was read.
@@ -9,8 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from engine.memories.extractor import MEMORY_ROLES, Extractor, accept
-from engine.memories.relate import relate
+from engine.memories.extractor import MEMORY_ROLES, Extractor, Usage
+from engine.memories.relate import relate_all
+from engine.memories.verify import checked
 from engine.models import Batch, Memory, Message, Relationship, Scope, Watermark
 from engine.store import GraphStore
 
@@ -31,9 +36,26 @@ PUBLIC_ATTRIBUTES = frozenset(
     }
 )
 
-# How many earlier messages the extractor sees as context (e.g. the question that a
-# first new message answers); memories still need evidence in the new range.
-CONTEXT_MESSAGES = 4
+# How many earlier messages the extractor sees as context (the question that a first
+# new message answers, a drug named just before); memories still need evidence in the
+# new range.
+CONTEXT_MESSAGES = 6
+
+
+class TokenUsage(BaseModel):
+    """What the extractor's model calls cost; zeros for the offline extractor."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @classmethod
+    def of(cls, usage: Usage) -> "TokenUsage":
+        return cls(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            calls=usage.calls,
+        )
 
 
 class GenerateResult(BaseModel):
@@ -43,6 +65,7 @@ class GenerateResult(BaseModel):
     memories: list[Memory] = []
     relationships: list[Relationship] = []
     processed_through: int
+    usage: TokenUsage = TokenUsage()
 
 
 def generate_memories(
@@ -81,14 +104,14 @@ def generate_memories(
     context = [m for m in earlier if m.seq <= done]
     messages = context + new
     facts = store.list_facts(scope)
-    candidates = extractor.extract(messages, facts)
-    memories = [
-        m
-        for m in accept(candidates, messages, extractor.name, extractor.version)
+    extraction = extractor.extract(messages, facts, processed=len(context))
+    accepted = [
+        (m, c)
+        for m, c in checked(extraction.candidates, messages, extractor.name, extractor.version)
         if _spoken_in(m, done, messages)
     ]
-    relationships = relate(memories, facts)
-    memories = [_public(m) for m in memories]
+    relationships = relate_all(accepted, facts, f"{extractor.name} {extractor.version}")
+    memories = [_public(m) for m, _ in accepted]
     last = new[-1].seq
     store.write(
         scope,
@@ -99,7 +122,11 @@ def generate_memories(
         ),
     )
     return GenerateResult(
-        status="ok", memories=memories, relationships=relationships, processed_through=last
+        status="ok",
+        memories=memories,
+        relationships=relationships,
+        processed_through=last,
+        usage=TokenUsage.of(extraction.usage),
     )
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from api.evaluate import half
+from api.evaluate import held_out
 from engine.evaluation import (
     Gold,
     PredictedMemory,
@@ -106,7 +106,9 @@ def test_scores_add_up_over_cases() -> None:
     assert total.overall.tp == 2 and total.overall.fn == 6
 
 
-def test_the_halves_alternate_over_the_cases_in_name_order() -> None:
-    names = ["c", "a", "d", "b", "e"]
-    assert half(names, "even") == {"a", "c", "e"}
-    assert half(names, "odd") == {"b", "d"}
+def test_the_held_out_third_is_fixed_by_name_not_order() -> None:
+    names = [f"case-{i}" for i in range(10)]
+    held = held_out(names)
+    assert len(held) == 4 and held <= set(names)
+    assert held_out(list(reversed(names))) == held
+    assert len(held_out([*names, "case-10", "case-11"])) == 4

@@ -1,8 +1,8 @@
 """The offline extractor reading replies against the provider turn they answer."""
 
-from engine.memories.extractor import accept
 from engine.memories.offline import OfflineExtractor
 from engine.memories.relate import relate
+from engine.memories.verify import accept
 from engine.models import Fact, Memory, MemoryType, RelationshipType
 from tests.unit.test_memories_builders import condition, conversation, medication
 
@@ -20,7 +20,7 @@ ARV = medication("medication:text:antiretroviral-therapy", "Antiretroviral thera
 
 def run(*turns: tuple[str, str], facts: tuple[Fact, ...] = ()) -> list[Memory]:
     messages = conversation(*turns)
-    return accept(OfflineExtractor().extract(messages, list(facts)), messages, "offline", "1")
+    return accept(OfflineExtractor().candidates(messages, list(facts)), messages, "offline", "1")
 
 
 def of_type(memories: list[Memory], kind: MemoryType) -> list[Memory]:

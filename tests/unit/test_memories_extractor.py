@@ -1,7 +1,8 @@
 """The shared acceptance checks and the offline extractor's reading of a conversation."""
 
-from engine.memories.extractor import Candidate, Quote, accept, memory_id
+from engine.memories.extractor import Candidate, Quote
 from engine.memories.offline import OfflineExtractor
+from engine.memories.verify import accept, memory_id
 from engine.models import Fact, Memory, MemoryType, Role
 from tests.unit.test_memories_builders import condition, conversation, medication
 
@@ -11,7 +12,7 @@ CHF = condition("condition:snomed:42343007", "Congestive heart failure", ref="Co
 def run(*turns: tuple[str, str], facts: tuple[Fact, ...] = ()) -> list[Memory]:
     messages = conversation(*turns)
     extractor = OfflineExtractor()
-    return accept(extractor.extract(messages, list(facts)), messages, "offline", "1")
+    return accept(extractor.candidates(messages, list(facts)), messages, "offline", "1")
 
 
 def by_type(memories: list[Memory], kind: MemoryType) -> list[Memory]:

@@ -12,9 +12,10 @@ import pytest
 from pydantic import SecretStr
 
 from engine.errors import EngineError
-from engine.memories.extractor import accept
-from engine.memories.llm import LlmExtractor, Usage
+from engine.memories.extractor import Extraction, Usage
+from engine.memories.llm import LlmExtractor
 from engine.memories.service import generate_memories
+from engine.memories.verify import accept
 from engine.models import Fact, Memory, Message, Scope
 from engine.settings import Settings
 from tests.unit.test_memories_builders import condition, conversation, medication
@@ -148,7 +149,7 @@ def llm(fake: FakeLLM, waits: list[float]) -> Iterator[LlmExtractor]:
 def run(
     llm: LlmExtractor, messages: list[Message] = TURNS, facts: list[Fact] = FACTS
 ) -> list[Memory]:
-    return accept(llm.extract(messages, facts), messages, llm.name, llm.version)
+    return accept(llm.extract(messages, facts).candidates, messages, llm.name, llm.version)
 
 
 def summary(memories: list[Memory]) -> list[tuple[str, str, list[str]]]:
@@ -174,13 +175,13 @@ def test_the_request_carries_guideline_transcript_record_and_key(
     assert "exact, character-for-character copies" in system["content"]
     assert "[2] patient: I stopped taking the metformin" in user["content"]
     assert "[3] provider: Any headaches?" in user["content"]
-    assert "- medication: Metformin 500 MG Oral Tablet (current)" in user["content"]
+    assert "F2 medication: Metformin 500 MG Oral Tablet | status: current" in user["content"]
     assert "condition:snomed" not in user["content"]
 
 
 def test_no_messages_no_request(fake: FakeLLM, llm: LlmExtractor) -> None:
     fake.replies = [chat("{}")]
-    assert llm.extract([], FACTS) == [] and fake.requests == []
+    assert llm.extract([], FACTS) == Extraction([]) and fake.requests == []
 
 
 # -- answers as models give them ---------------------------------------------------------
@@ -231,7 +232,7 @@ def test_an_answer_without_json_is_an_error(fake: FakeLLM, llm: LlmExtractor) ->
     fake.replies = [chat("I'm sorry, I can't help with that.")]
     with pytest.raises(EngineError, match="held no JSON"):
         run(llm)
-    assert llm.usage == Usage(120, 30)
+    assert llm.usage == Usage(120, 30, 1)
 
 
 # -- retries -----------------------------------------------------------------------------
@@ -249,7 +250,7 @@ def test_429_then_success_waits_as_told(
 def test_retry_after_is_capped(fake: FakeLLM, waits: list[float]) -> None:
     fake.replies = [Reply(503, "busy", {"Retry-After": "3600"}), chat("[]")]
     with LlmExtractor(fake.base_url, "m", max_backoff_s=5, sleep=waits.append) as llm:
-        assert llm.extract(TURNS, []) == []
+        assert llm.extract(TURNS, []).candidates == []
     assert waits == [5.0]
 
 
@@ -262,7 +263,7 @@ def test_persistent_500_gives_up_after_bounded_retries(
     assert len(fake.requests) == 3 and len(waits) == 2
     assert 0.5 <= waits[0] <= 1 <= waits[1] <= 2  # doubling from 1s, with jitter
     assert "sk-test" not in str(error.value)
-    assert llm.usage == Usage() and llm.calls == 0
+    assert llm.usage == Usage()
 
 
 def test_a_client_error_is_not_retried(fake: FakeLLM, llm: LlmExtractor) -> None:
@@ -288,18 +289,17 @@ def test_a_timeout_is_retried_then_reported(fake: FakeLLM, waits: list[float]) -
 
 def test_usage_per_call_and_in_total(fake: FakeLLM, llm: LlmExtractor) -> None:
     fake.replies = [chat("[]", 100, 20), chat("[]", 50, 5)]
-    _, first = llm.extract_with_usage(TURNS, FACTS)
-    _, second = llm.extract_with_usage(TURNS, FACTS)
-    assert (first.usage, second.usage) == (Usage(100, 20), Usage(50, 5))
-    assert llm.usage == Usage(150, 25) and llm.usage.total_tokens == 175 and llm.calls == 2
+    first = llm.extract(TURNS, FACTS)
+    second = llm.extract(TURNS, FACTS)
+    assert (first.usage, second.usage) == (Usage(100, 20, 1), Usage(50, 5, 1))
+    assert llm.usage == Usage(150, 25, 2) and llm.usage.total_tokens == 175
 
 
 def test_missing_usage_counts_nothing(fake: FakeLLM, llm: LlmExtractor) -> None:
     reply = chat("[]")
     reply.body.pop("usage")
     fake.replies = [reply]
-    llm.extract(TURNS, [])
-    assert llm.usage == Usage() and llm.calls == 1
+    assert llm.extract(TURNS, []).usage == Usage(0, 0, 1)
 
 
 # -- settings and the service ------------------------------------------------------------

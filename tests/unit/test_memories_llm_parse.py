@@ -6,9 +6,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.memories.extractor import accept
 from engine.memories.llm_parse import read_answer, to_candidates
 from engine.memories.llm_quotes import find_span, locate
+from engine.memories.verify import accept
 from engine.models import Memory, Message
 from tests.unit.test_memories_builders import conversation
 
