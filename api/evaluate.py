@@ -115,18 +115,19 @@ def run_case(
     """
     if store is not None:
         scope = Scope(org=f"{ORG}-{uuid.uuid4().hex[:12]}", patient=PATIENT)
-        return _run_in(case, extractor, store, scope)
+        return run_in_store(case, extractor, store, scope)
     with tempfile.TemporaryDirectory() as tmp:
         own = SqliteStore(str(Path(tmp) / "eval.db"))
         try:
-            return _run_in(case, extractor, own, Scope(org=ORG, patient=PATIENT))
+            return run_in_store(case, extractor, own, Scope(org=ORG, patient=PATIENT))
         finally:
             own.close()
 
 
-def _run_in(
+def run_in_store(
     case: Path, extractor: Extractor | None, store: GraphStore, scope: Scope
 ) -> tuple[Scores, CaseReport]:
+    """Scores one case in `scope` of `store` (a scope that holds nothing yet)."""
     transcript = json.loads((case / "transcript.json").read_text("utf-8"))
     gold = Gold.model_validate_json((case / "gold.json").read_text("utf-8"))
     turns = [t["text"] for t in transcript["turns"]]

@@ -1,0 +1,109 @@
+"""The LLM path end to end without a network, on both backends.
+
+Recorded answers of a capable chat model (tests/data/llm_recorded: answers given to
+exactly the prompt the code builds, from that prompt alone, never edited) are replayed
+by a loopback OpenAI-compatible endpoint. Each case goes prompt → parse → verify →
+relate → write → VFS; its scores must stay at or above those measured when the answers
+were recorded (`llm_recorded_scores.json`, written by `python -m tests.integration.test_llm_recorded`).
+A prompt change makes the endpoint answer 404, so these tests fail until the cases are
+recorded again (tools/llm_fixtures.py).
+"""
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from api.evaluate import ScoreReport, run_case, run_in_store
+from engine.memories.llm import LlmExtractor
+from engine.models import RelationshipType, Scope
+from engine.store import GraphStore
+from tests.llm_replay import RECORDED, recorded, replaying
+from vfs.paths import read
+
+CASES = Path(__file__).parent.parent / "data" / "eval"
+FLOOR = RECORDED.parent / "llm_recorded_scores.json"
+FIXTURES = recorded()
+# Cases with a recorded conflict, read back through the VFS.
+SHOWN = ("mts-711", "aci-D2N021")
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[tuple[str, list[str]]]:
+    with replaying(FIXTURES) as served:
+        yield served
+
+
+def _floor() -> dict[str, dict[str, float]]:
+    return json.loads(FLOOR.read_text("utf-8"))  # type: ignore[no-any-return]
+
+
+def _measured(report: ScoreReport) -> dict[str, float]:
+    return {
+        "memories_f1": report.memories_overall.f1,
+        "relationships_f1": report.relationships.f1,
+        "conflicts_found": report.conflicts_found,
+    }
+
+
+def test_at_least_twelve_cases_are_recorded_for_this_prompt() -> None:
+    from engine.memories.llm_prompt import PROMPT_VERSION
+
+    assert len(FIXTURES) >= 12
+    assert {f["prompt_version"] for f in FIXTURES.values()} == {PROMPT_VERSION}
+    assert set(_floor()) == set(FIXTURES)
+
+
+@pytest.mark.parametrize("case", sorted(FIXTURES))
+def test_recorded_case_scores_hold(
+    case: str, store: GraphStore, endpoint: tuple[str, list[str]]
+) -> None:
+    url, served = endpoint
+    before = len(served)
+    with LlmExtractor(url, "recorded") as llm:
+        _, report = run_case(CASES / case, llm, store)
+    assert len(served) == before + 1, "the prompt was not the recorded one"
+    assert report.usage.calls == 1 and report.usage.prompt_tokens > 0
+    floor = _floor()[case]
+    measured = _measured(report.scores)
+    assert all(measured[k] >= floor[k] - 1e-9 for k in floor), (measured, floor)
+
+
+@pytest.mark.parametrize("case", SHOWN)
+def test_recorded_conflicts_reach_the_vfs(
+    case: str, store: GraphStore, scope: Scope, endpoint: tuple[str, list[str]]
+) -> None:
+    url, _ = endpoint
+    with LlmExtractor(url, "recorded") as llm:
+        run_in_store(CASES / case, llm, store, scope)
+    conflicts = [
+        (record.memory, rel)
+        for record in store.list_memories(scope)
+        for rel in record.relationships
+        if rel.type is RelationshipType.CONFLICTS
+    ]
+    assert conflicts
+    assert all(rel.extractor.startswith(("llm-chat 2.0.0", "offline-inference")) for _, rel in conflicts)
+    adherence = read(store, scope, "/memory/adherence.md")
+    symptom = read(store, scope, "/memory/symptom.md")
+    text = getattr(adherence, "content", "") + getattr(symptom, "content", "")
+    for memory, rel in conflicts:
+        assert memory.evidence[0].quote[:20].lower() in text.lower()
+    assert "conflicts" in text.lower()
+
+
+def write_floor() -> None:
+    """Measures the recorded cases on SQLite and writes the floor file."""
+    floor = {}
+    with replaying(FIXTURES) as (url, _), LlmExtractor(url, "recorded") as llm:
+        for case in sorted(FIXTURES):
+            _, report = run_case(CASES / case, llm)
+            floor[case] = _measured(report.scores)
+    FLOOR.write_text(json.dumps(floor, indent=1, sort_keys=True) + "\n", "utf-8")
+    sys.stdout.write(f"wrote {FLOOR} ({len(floor)} cases)\n")
+
+
+if __name__ == "__main__":
+    write_floor()

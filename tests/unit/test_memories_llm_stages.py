@@ -1,0 +1,130 @@
+"""The LLM extractor's proposals through verify and relate, incremental sessions, and
+conversations longer than the input budget, against the fake endpoint on 127.0.0.1."""
+
+import json
+import re
+from typing import Any
+
+from engine.memories.llm import LlmExtractor
+from engine.memories.relate import INFERENCE
+from engine.memories.service import generate_memories
+from engine.memories.verify import METHOD_PROPOSED
+from engine.models import Scope
+from tests.unit.test_memories_builders import conversation
+from tests.unit.test_memories_llm import (  # noqa: F401 - fixtures
+    FACTS,
+    HEADACHE,
+    STOPPED,
+    TURNS,
+    FakeLLM,
+    chat,
+    fake,
+    llm,
+    waits,
+)
+from tests.unit.test_memories_service import FakeStore
+
+SCOPE = Scope(org="o", patient="p")
+METFORMIN, DIABETES = (f.fact_key for f in FACTS)
+
+
+def answer(*items: dict[str, Any]) -> str:
+    return json.dumps({"memories": list(items)})
+
+
+def test_the_record_is_numbered_with_status_and_dose(fake: FakeLLM, llm: LlmExtractor) -> None:
+    fake.replies = [chat(answer())]
+    llm.extract(TURNS, FACTS)
+    user = fake.bodies()[0]["messages"][1]["content"]
+    assert "F1 condition: Type 2 diabetes mellitus | status: active" in user
+    assert re.search(r"F2 medication: Metformin 500 MG Oral Tablet \| status: \w+", user)
+
+
+def test_proposals_are_verified_before_they_are_written(fake: FakeLLM, llm: LlmExtractor) -> None:
+    proposals = [
+        {"fact": 2, "type": "conflicts", "why": "stopped an active medication"},
+        {"fact": "F2", "type": "corroborates", "why": "a second type for the same pair"},
+        {"fact": 1, "type": "conflicts", "why": "an adherence memory never links a condition"},
+        {"fact": 99, "type": "enriches", "why": "no such fact"},
+        {"fact": 2, "type": "contradicts", "why": "not one of the three types"},
+    ]
+    fake.replies = [chat(answer({**STOPPED, "relationships": proposals}))]
+    result = generate_memories(FakeStore(TURNS, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    [rel] = result.relationships
+    assert (rel.fact_key, rel.type.value) == (METFORMIN, "conflicts")
+    assert rel.rationale == "stopped an active medication"
+    assert rel.method == METHOD_PROPOSED and rel.extractor == f"llm-chat {llm.version}"
+
+
+def test_a_conflict_the_model_missed_is_added_by_the_inference(
+    fake: FakeLLM, llm: LlmExtractor
+) -> None:
+    fake.replies = [chat(answer({**STOPPED, "relationships": []}))]
+    result = generate_memories(FakeStore(TURNS, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    [rel] = result.relationships
+    assert (rel.fact_key, rel.type.value, rel.extractor) == (METFORMIN, "conflicts", INFERENCE)
+
+
+def test_the_models_type_stands_and_non_conflicts_it_did_not_propose_are_dropped(
+    fake: FakeLLM, llm: LlmExtractor
+) -> None:
+    said = conversation(
+        ("provider", "How is the diabetes?"),
+        ("patient", "My sugars have been running in the 200s every morning."),
+        ("provider", "And the metformin?"),
+        ("patient", "I stopped taking the metformin about two weeks ago."),
+    )
+    sugars = {
+        "type": "symptom",
+        "subject": "blood sugar",
+        "quotes": [{"message": 2, "quote": "My sugars have been running in the 200s"}],
+        "relationships": [],
+    }
+    stopped = {
+        **STOPPED,
+        "quotes": [{"message": 4, "quote": "I stopped taking the metformin"}],
+        "relationships": [{"fact": 2, "type": "enriches", "why": "the model's judgement"}],
+    }
+    fake.replies = [chat(answer(sugars, stopped))]
+    result = generate_memories(FakeStore(said, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    assert [(r.fact_key, r.type.value) for r in result.relationships] == [(METFORMIN, "enriches")]
+
+
+def test_earlier_messages_are_shown_as_processed_and_yield_nothing(
+    fake: FakeLLM, llm: LlmExtractor
+) -> None:
+    store = FakeStore(TURNS, FACTS)
+    store.session = store.session.model_copy(update={"processed_through": 3})
+    fake.replies = [chat(answer(STOPPED, HEADACHE))]
+    result = generate_memories(store, SCOPE, "s1", llm)  # type: ignore[arg-type]
+    user = fake.bodies()[0]["messages"][1]["content"]
+    earlier, new = user.split("New messages (take memories from these only):")
+    assert "already processed" in earlier and "[3] provider: Any headaches?" in earlier
+    assert "[4] patient: Yes." in new and "[3]" not in new
+    # the stop was said in message 2, before the watermark: not learned twice
+    assert [m.subject for m in result.memories] == ["headache"]
+    assert result.usage.calls == 1 and result.usage.prompt_tokens == 120
+
+
+def test_a_long_conversation_is_read_in_overlapping_parts_and_merged(fake: FakeLLM) -> None:
+    filler = "we talked about the weather and the drive over here for a while. " * 6
+    roles = ("provider", "patient") * 12
+    turns = [(role, f"Turn {n}: {filler}") for n, role in enumerate(roles, start=1)]
+    turns[13] = ("patient", "Turn 14: I stopped taking the metformin about two weeks ago.")
+    said = conversation(*turns)
+    stopped = {**STOPPED, "quotes": [{"message": 14, "quote": "I stopped taking the metformin"}]}
+    fake.replies = [chat(answer(stopped), prompt=900, completion=50)]
+    with LlmExtractor(fake.base_url, "m", input_budget_tokens=2_000, overlap_messages=4) as llm:
+        result = generate_memories(FakeStore(said, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    bodies = [b["messages"][1]["content"] for b in fake.bodies()]
+    assert len(bodies) >= 3
+    assert all(len(b) <= 2_000 * 4 for b in bodies)
+    assert all("already processed" in b for b in bodies[1:])
+    # messages are numbered from 1 in each part; the turn numbers say which they are
+    shown = [set(map(int, re.findall(r"\] \w+: Turn (\d+):", b))) for b in bodies]
+    assert set().union(*shown) == set(range(1, 25))
+    assert all(len(a & b) >= 4 for a, b in zip(shown, shown[1:], strict=False))
+    # every part that shows message 14 reports the stop: one memory, one relationship
+    assert [m.subject for m in result.memories] == ["metformin"]
+    assert [r.fact_key for r in result.relationships] == [METFORMIN]
+    assert result.usage.calls == len(bodies) and result.usage.prompt_tokens == 900 * len(bodies)
