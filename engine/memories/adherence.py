@@ -16,6 +16,7 @@ from engine.memories import cues
 from engine.memories.entities import product_words
 from engine.memories.exchange import Sentence
 from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
+from engine.memories.regimen import dose_amounts, per_day
 from engine.memories.text import clause_around, tokenize, words
 from engine.memories.turn import Turn
 
@@ -86,7 +87,10 @@ def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> N
     tokens = set(words(sentence.text))
     asked = first and turn.asked is not None and bool(turn.asked.words() & QUESTION_VERBS)
     effect = asked and turn.asked is not None and bool(turn.asked.words() & EFFECT_WORDS)
-    strong = bool(tokens & turn.lex.adherence_verbs)
+    # a behaviour said without a verb of taking ("never got it filled", "cut it in half",
+    # "only when i need it") is as strong a cue as one
+    status = cues.behaviour_phrase(sentence.text, turn.lex)[0] != "as_prescribed"
+    strong = bool(tokens & turn.lex.adherence_verbs) or status
     weak = bool(tokens & turn.lex.adherence_weak_verbs)
     meds = [m for m in meds if not _listed(turn, sentence, m)]
     if any(m.kind == "drug" for m in meds):
@@ -104,6 +108,11 @@ def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> N
     elif not meds and strong and tokens & PRONOUNS:
         found = [(turn.last_med, "pronoun-own")] if turn.last_med else []
         found = found or [(m, "pronoun-asked") for m in asked_meds]
+    if not found and asked and (strong or _states_regimen(sentence.text)):
+        # "how are you taking the lisinopril?" / "i take ten milligrams once a day":
+        # the answer's subject is the one drug the question named
+        drugs = [m for m in asked_meds if m.kind == "drug"]
+        found = [(drugs[0], "answer-asked")] if len(drugs) == 1 else []
 
     resolved: list[tuple[Mention, str]] = []
     for m, via in found:
@@ -170,6 +179,11 @@ def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: 
         attrs,
         confidence=0.6,
     )
+
+
+def _states_regimen(text: str) -> bool:
+    """The sentence gives a dose or how often ("ten milligrams", "twice a day")."""
+    return bool(dose_amounts(text)) or per_day(text) is not None
 
 
 def plural(m: Mention) -> bool:

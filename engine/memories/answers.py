@@ -36,7 +36,10 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     last = turn.asked.last
     # "any medication for your asthma?" asks about a treatment, not the asthma
     about_meds = last is not None and any(m.kind in MEDS for m, _ in last.mentions)
-    if last is not None and pol is not Polarity.NONE and not about_meds:
+    # "on exam i see some swelling in your ankles , alright ?" / "yes": agreeing with a
+    # finding is not the patient saying it (speaker discipline)
+    finding = last is not None and cues.reports_finding(last.text)
+    if last is not None and pol is not Polarity.NONE and not about_meds and not finding:
         for m, a in last.mentions:
             if m.kind in SYMPTOMISH and not (a.family or a.hypothetical):
                 _symptom_answer(turn, answer, pol, last, m)
@@ -185,6 +188,8 @@ def _topic(turn: Turn, pol: Polarity) -> Mention | None:
         return None
     if any(m.kind in MEDS for m, _ in turn.question.mentions):
         return None  # "any medication for your asthma?" / "no": about a treatment
+    if cues.reports_finding(turn.question.text):
+        return None  # "on exam i see swelling , alright?" / "yes": the clinician's words
     about = turn.conditions_of(topic.subject)
     if any(turn.conditions_of(c) & about for c in turn.covered):
         return None  # the reply names its own symptoms of the condition

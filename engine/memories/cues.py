@@ -24,7 +24,7 @@ _YES = re.compile(
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
     r"|i do n't|i don't|i do not|i have n't|i haven't|i have not|i'm not|i am not|i did n't"
-    r"|i didn't|i did not|i've not|i wo n't|i won't)\b"
+    r"|i didn't|i did not|i've not|i wo n't|i won't|not anymore|not any more|no longer)\b"
 )
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")
@@ -171,8 +171,53 @@ def behaviour(sentence: str, lex: Lexicon) -> str:
     return behaviour_phrase(sentence, lex)[0]
 
 
+# Status statements, by construction rather than by phrase: a use verb under a negation
+# with "anymore" / "now" ("i don't take the lasix anymore"), "no longer", "not anymore";
+# never having filled, picked up or started it; taking it only when a need arises.
+_NOT_ANYMORE = re.compile(
+    r"\b(?:(?:do|does|am|is|are)\s*n't|don't|do not|not|am not|i'm not)\s+(?:\w+\s+)?"
+    r"(?:take|taking|use|using|on)\b(?:\W+[\w']+){0,5}?\W+(?:anymore|any more|these days)\b"
+    r"|\bnot (?:\w+ )?(?:anymore|any more)\b|\bno longer\b"
+)
+_NEVER_GOT = re.compile(
+    r"\bnever (?:\w+ )?(?:got|get|picked|filled|started|start|took|take|used|use)\b"
+    r"|\b(?:did|have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:fill|filled|pick|picked|start|started)\b"
+    r"|\b(?:didn't|haven't|hasn't) (?:\w+ )?(?:fill|filled|pick|picked|start|started)\b"
+)
+_ONLY_WHEN = re.compile(
+    r"\b(?:only|just)\s+(?:\w+\s+)?(?:when|whenever|if)\b"
+    r"|\b(?:when|whenever|if)\s+(?:i|it|my \w+)\s+(?:\w+\s+)?(?:need|needs|feel|hurts?"
+    r"|flares?|acts? up|gets? (?:bad|worse)|bothers? me)\b"
+    r"|\bas needed\b|\bon (?:the )?bad days\b|\bonce in a while\b|\bnow and then\b"
+)
+
+
+# A provider reporting what they found, not asking what the patient feels: a "yes" to it
+# agrees with the clinician and is not the patient's own statement.
+_FINDING = re.compile(
+    r"\b(?:on (?:your |the )?(?:physical )?exam(?:ination)?|physical exam|review of systems"
+    r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)|your (?:x-ray|mri|ct|scan"
+    r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-ray|mri"
+    r"|scan|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
+    r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft))\b"
+)
+
+
+def reports_finding(text: str) -> bool:
+    """The provider's sentence reports an exam, test or review-of-systems finding."""
+    return bool(_FINDING.search(text.lower()))
+
+
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     """The behaviour and the words that said it ("as needed", "only when")."""
+    text = sentence.lower()
+    for name, pattern in (
+        ("never_started", _NEVER_GOT),
+        ("stopped", _NOT_ANYMORE),
+        ("as_needed", _ONLY_WHEN),
+    ):
+        if match := pattern.search(text):
+            return name, match.group(0)
     tokens = tokenize(sentence)
     for name, index in lex.behaviours:
         hits = index.find(tokens)

@@ -71,10 +71,51 @@ _SAME_AS = {"ergocalciferol": "vitamin d", "cholecalciferol": "vitamin d"}
 
 
 def ingredients(name: str) -> frozenset[str]:
-    """The single ingredients of a generic name: "fluticasone and salmeterol" → both."""
+    """The single ingredients of a generic name: "fluticasone and salmeterol" → both,
+    each under its canonical name."""
     parts = [p.strip() for p in re.split(r"\s*(?:/|\+|\band\b|,)\s*", name.lower())]
-    found = {p for p in parts if p}
+    found = {canonical(p) for p in parts if p}
     return frozenset(found | {_SAME_AS[p] for p in found if p in _SAME_AS})
+
+
+# Salt and ester words: "levothyroxine sodium" is levothyroxine.
+_SALTS = frozenset(
+    "sodium potassium calcium magnesium hydrochloride hcl dihydrochloride succinate tartrate"
+    " besylate maleate citrate sulfate sulphate phosphate acetate mesylate fumarate bromide"
+    " chloride nitrate hyclate monohydrate trihydrate propionate".split()
+)
+
+
+_SEEN: dict[str, dict[str, Any]] = {}  # dictionary entries met so far, by lower-case name
+
+
+@lru_cache(maxsize=8192)
+def canonical(name: str) -> str:
+    """One name per drug across the dictionary's entries.
+
+    The dictionary keeps some drugs under two entries: "Thyroxine" (MeSH, with brands
+    such as Synthroid) and "Levothyroxine" (the US generic, with a MedlinePlus
+    monograph). An entry without a MedlinePlus id whose synonyms, salts set aside, name
+    an entry with one is that drug: "thyroxine" → "levothyroxine".
+    """
+    entry = _SEEN.get(name) or _entry(name)
+    if entry is None or entry.get("medline_plus_id"):
+        return name
+    for synonym in sorted(entry.get("synonyms") or ()):
+        base = " ".join(w for w in _WORD.findall(str(synonym).lower()) if w not in _SALTS)
+        other = _entry(base) if base and base != name else None
+        if other is not None and other.get("medline_plus_id"):
+            return str(other["name"]).lower()
+    return name
+
+
+def _entry(text: str) -> dict[str, Any] | None:
+    """The dictionary entry that `text`, as a whole, names."""
+    tokens = _WORD.findall(text)
+    for data, start, end in _finder()(tokens) if tokens else ():
+        if (start, end) == (0, len(tokens)):
+            return data
+    return None
 
 
 def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -89,6 +130,8 @@ def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
         name = str(data.get("name") or matched).lower()
         if name in _DOSAGE_FORMS:
             continue
+        _SEEN.setdefault(name, data)
+        name = canonical(name)
         found.append((start, end, _SAME_AS.get(name, name)))
     return sorted(found)
 

@@ -70,9 +70,9 @@ def load_lexicon() -> Lexicon:
         "never_started",
         "ran_out",
         "stopped",
+        "as_needed",
         "missed_doses",
         "changed_dose",
-        "as_needed",
         "as_prescribed",
     )
     behaviours = tuple((b, _index(cues["adherence_behaviours"][b])) for b in order)

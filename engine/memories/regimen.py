@@ -99,10 +99,15 @@ def patient_words(memory: Memory) -> list[str]:
     return [e.quote.lower() for e in memory.evidence if not e.quote.rstrip().endswith("?")]
 
 
+def dose_amounts(text: str) -> set[float]:
+    """The strengths a text names ("ten milligrams", "20 mg")."""
+    return {_amount(m) for m in _DOSE.findall(text.lower())}
+
+
 def dose_differs(memory: Memory, fact: Fact) -> bool:
     """The patient names a strength and the order another."""
-    said = {_amount(m) for q in patient_words(memory) for m in _DOSE.findall(q)}
-    recorded = {_amount(m) for m in _DOSE.findall(order_text(fact))}
+    said = {a for q in patient_words(memory) for a in dose_amounts(q)}
+    recorded = dose_amounts(order_text(fact))
     return bool(said and recorded and not said & recorded)
 
 

@@ -85,7 +85,9 @@ def test_recorded_conflicts_reach_the_vfs(
         if rel.type is RelationshipType.CONFLICTS
     ]
     assert conflicts
-    assert all(rel.extractor.startswith(("llm-chat 2.0.0", "offline-inference")) for _, rel in conflicts)
+    assert all(
+        rel.extractor.startswith(("llm-chat 2.0.0", "offline-inference")) for _, rel in conflicts
+    )
     adherence = read(store, scope, "/memory/adherence.md")
     symptom = read(store, scope, "/memory/symptom.md")
     text = getattr(adherence, "content", "") + getattr(symptom, "content", "")

@@ -1,0 +1,398 @@
+"""The offline extractor's general mechanisms, one conversation each (issue 9).
+
+Written from the guideline's categories, not from any evaluation case: a dose or
+frequency the patient states against the order's; as-needed use of a scheduled drug;
+never picked up; "not anymore"; brand and older drug names (drug identity from the
+drug-named-entity-recognition dictionary); a condition said gone; a resolved one back;
+and speaker discipline: what the provider plans, examines, reviews or explains is not
+the patient's memory, even when the patient says "okay" or "yes" to it.
+"""
+
+import pytest
+
+from engine.memories.offline import OfflineExtractor
+from engine.memories.relate import relate_all
+from engine.memories.verify import checked
+from engine.models import Fact
+from tests.unit.test_memories_builders import condition, conversation, medication
+
+LISIN = medication(
+    "medication:rxnorm:29046", "Lisinopril 20 mg oral tablet", dose="20 mg by mouth once daily"
+)
+METF = medication(
+    "medication:rxnorm:860975", "Metformin 500 MG Oral Tablet", dose="500 mg by mouth twice daily"
+)
+ALB = medication(
+    "medication:rxnorm:745679",
+    "Albuterol 90 mcg/actuation inhaler",
+    dose="2 puffs every 4 hours as needed",
+)
+FLUT = medication(
+    "medication:rxnorm:896188", "Fluticasone propionate 110 mcg inhaler", dose="2 puffs twice daily"
+)
+SERT = medication(
+    "medication:text:sertraline", "Sertraline 50 mg tablet", dose="50 mg by mouth once daily"
+)
+HCTZ = medication(
+    "medication:text:hctz", "Hydrochlorothiazide 25 mg tablet", dose="25 mg once daily"
+)
+APAP = medication(
+    "medication:text:acet", "Acetaminophen 500 mg tablet", dose="1000 mg every 6 hours"
+)
+MELOX = medication("medication:text:melox", "Meloxicam 15 mg tablet", dose="15 mg once daily")
+PRED_STOP = medication(
+    "medication:text:pred", "Prednisone 10 mg tablet", status="stopped", dose="10 mg daily"
+)
+OMEP = medication(
+    "medication:text:omep", "Omeprazole 20 mg capsule", dose="20 mg once daily before breakfast"
+)
+ATOR = medication("medication:text:ator", "Atorvastatin 40 mg tablet", dose="40 mg at bedtime")
+LEVO = medication("medication:text:levo", "Levothyroxine 75 mcg tablet", dose="75 mcg once daily")
+HTN = condition("condition:snomed:38341003", "Essential hypertension")
+ASTH = condition("condition:snomed:195967001", "Asthma")
+MIG = condition("condition:text:migraine", "Migraine")
+GERD = condition("condition:text:gerd", "Gastroesophageal reflux disease")
+LBP = condition("condition:text:lbp", "Chronic low back pain")
+DEP = condition("condition:text:dep", "Major depressive disorder")
+KNEE = condition("condition:text:knee", "Osteoarthritis of right knee")
+ECZ_RES = condition("condition:text:ecz", "Eczema", status="resolved")
+GOUT = condition("condition:text:gout", "Gout")
+DM = condition("condition:snomed:44054006", "Type 2 diabetes mellitus")
+FURO = medication("medication:text:furo", "Furosemide 40 mg tablet", dose="40 mg once daily")
+CHF = condition("condition:text:chf", "Congestive heart failure")
+
+Turns = list[tuple[str, str]]
+Want = tuple[str, str, str] | None
+
+CASES: list[tuple[str, Turns, list[Fact], Want]] = [
+    (
+        "dose differs words",
+        [
+            ("provider", "how are you taking the lisinopril ?"),
+            ("patient", "i take ten milligrams once a day ."),
+        ],
+        [LISIN, HTN],
+        ("adherence", "lisinopril", "conflicts"),
+    ),
+    (
+        "dose differs digits",
+        [
+            ("provider", "what dose of metformin are you on ?"),
+            ("patient", "i'm taking 1000 mg twice a day"),
+        ],
+        [METF, DM],
+        ("adherence", "metformin", "conflicts"),
+    ),
+    (
+        "frequency differs",
+        [
+            ("provider", "and the metformin ?"),
+            ("patient", "i only take it once a day in the morning ."),
+        ],
+        [METF, DM],
+        ("adherence", "metformin", "conflicts"),
+    ),
+    (
+        "prn of scheduled",
+        [
+            ("provider", "are you using the fluticasone inhaler ?"),
+            ("patient", "only when i need it , like when i'm wheezing ."),
+        ],
+        [FLUT, ASTH],
+        ("adherence", "fluticasone", "conflicts"),
+    ),
+    (
+        "prn of scheduled 2",
+        [("patient", "i just take the sertraline when i feel really down , not every day .")],
+        [SERT, DEP],
+        ("adherence", "sertraline", "conflicts"),
+    ),
+    (
+        "never picked up",
+        [
+            ("provider", "did you start the atorvastatin ?"),
+            ("patient", "no , i never picked it up from the pharmacy ."),
+        ],
+        [ATOR],
+        ("adherence", "atorvastatin", "conflicts"),
+    ),
+    (
+        "never filled",
+        [("patient", "i never got the omeprazole filled , it was too expensive .")],
+        [OMEP, GERD],
+        ("adherence", "omeprazole", "conflicts"),
+    ),
+    (
+        "not anymore inhaler",
+        [
+            ("provider", "are you still using your albuterol inhaler ?"),
+            ("patient", "not anymore ."),
+        ],
+        [ALB, ASTH],
+        ("adherence", "albuterol", "conflicts"),
+    ),
+    (
+        "no longer take",
+        [
+            (
+                "patient",
+                "i don't take the hydrochlorothiazide anymore , it made me pee all the time .",
+            )
+        ],
+        [HCTZ, HTN],
+        ("adherence", "hydrochlorothiazide", "conflicts"),
+    ),
+    (
+        "brand name",
+        [
+            ("provider", "how about the zoloft ?"),
+            ("patient", "i stopped the zoloft about a month ago ."),
+        ],
+        [SERT, DEP],
+        ("adherence", "sertraline", "conflicts"),
+    ),
+    (
+        "brand name prilosec",
+        [("patient", "i've been taking my prilosec every morning like you said .")],
+        [OMEP, GERD],
+        ("adherence", "omeprazole", "corroborates"),
+    ),
+    (
+        "older name",
+        [("patient", "i take the tylenol , two of them every six hours .")],
+        [APAP],
+        ("adherence", "acetaminophen", "corroborates"),
+    ),
+    (
+        "brand mobic",
+        [("patient", "the mobic , i ran out of it last week .")],
+        [MELOX, KNEE],
+        ("adherence", "meloxicam", "conflicts"),
+    ),
+    (
+        "synthroid",
+        [
+            ("provider", "are you taking your synthroid ?"),
+            ("patient", "yes , every morning on an empty stomach ."),
+        ],
+        [LEVO],
+        ("adherence", "levothyroxine", "corroborates"),
+    ),
+    (
+        "symptom gone active",
+        [
+            ("provider", "how's your back ?"),
+            ("patient", "my back pain is completely gone since i started swimming ."),
+        ],
+        [LBP],
+        ("symptom", "back pain", "conflicts"),
+    ),
+    (
+        "migraines gone",
+        [("patient", "i haven't had a migraine in over a year , they just went away .")],
+        [MIG],
+        ("symptom", "migraine", "conflicts"),
+    ),
+    (
+        "heartburn gone, GERD active: enriches",
+        [("provider", "any more heartburn ?"), ("patient", "no , the heartburn is gone .")],
+        [GERD],
+        ("symptom", "heartburn", "enriches"),
+    ),
+    (
+        "resolved recurs",
+        [("patient", "the eczema came back on my hands last month , really itchy .")],
+        [ECZ_RES],
+        ("symptom", "eczema", "conflicts"),
+    ),
+    (
+        "taking stopped",
+        [("patient", "i'm still taking the prednisone , ten milligrams a day .")],
+        [PRED_STOP],
+        ("adherence", "prednisone", "conflicts"),
+    ),
+    (
+        "missed doses",
+        [("patient", "i forget the metformin a couple times a week .")],
+        [METF, DM],
+        ("adherence", "metformin", "enriches"),
+    ),
+    (
+        "as prescribed",
+        [
+            ("provider", "are you taking the lisinopril every day ?"),
+            ("patient", "yes , every single day ."),
+        ],
+        [LISIN, HTN],
+        ("adherence", "lisinopril", "corroborates"),
+    ),
+    (
+        "symptom enriches",
+        [("patient", "i get these migraines about twice a week , usually in the afternoon .")],
+        [MIG],
+        ("symptom", "migraine", "enriches"),
+    ),
+    (
+        "wheezing asthma",
+        [("patient", "i've been wheezing at night a lot this week .")],
+        [ASTH],
+        ("symptom", "wheez", "enriches"),
+    ),
+    (
+        "knee pain",
+        [("patient", "my right knee hurts when i climb stairs .")],
+        [KNEE],
+        ("symptom", "knee", "enriches"),
+    ),
+    (
+        "gout gone",
+        [("patient", "the gout went away after a few days .")],
+        [GOUT],
+        ("symptom", "gout", "conflicts"),
+    ),
+    (
+        "half dose",
+        [("patient", "i cut the lisinopril in half because it made me dizzy .")],
+        [LISIN, HTN],
+        ("adherence", "lisinopril", "conflicts"),
+    ),
+    (
+        "quit",
+        [("patient", "i quit the metformin , it gave me diarrhea .")],
+        [METF, DM],
+        ("adherence", "metformin", "conflicts"),
+    ),
+    (
+        "provider plan not memory",
+        [
+            ("provider", "i want you to start taking metformin 500 mg twice a day ."),
+            ("patient", "okay ."),
+        ],
+        [METF, DM],
+        None,
+    ),
+    (
+        "provider exam not memory",
+        [
+            (
+                "provider",
+                "on exam , there is wheezing in both lungs and tenderness of the right knee .",
+            ),
+            ("patient", "okay ."),
+        ],
+        [ASTH, KNEE],
+        None,
+    ),
+    (
+        "provider ROS not memory",
+        [
+            (
+                "provider",
+                "review of systems is positive for headache and negative for chest pain .",
+            ),
+            ("patient", "mm-hmm ."),
+        ],
+        [MIG],
+        None,
+    ),
+    (
+        "provider explains",
+        [
+            ("provider", "so the lisinopril can cause a dry cough in some people ."),
+            ("patient", "i see ."),
+        ],
+        [LISIN, HTN],
+        None,
+    ),
+]
+PROVIDER_ONLY: list[tuple[str, Turns, list[Fact]]] = [
+    (
+        "plan + mm-hmm",
+        [
+            (
+                "provider",
+                "so i want you to continue the lisinopril 20 mg daily and we'll recheck your "
+                "labs , okay ?",
+            ),
+            ("patient", "mm-hmm ."),
+        ],
+        [LISIN, HTN],
+    ),
+    (
+        "exam + yes",
+        [
+            (
+                "provider",
+                "on your exam today i do see some swelling in your ankles , and your lungs sound "
+                "clear , alright ?",
+            ),
+            ("patient", "yes ."),
+        ],
+        [CHF, FURO],
+    ),
+    (
+        "ROS dictation",
+        [
+            (
+                "provider",
+                "review of systems : positive for shortness of breath , negative for chest pain "
+                ", positive for ankle swelling .",
+            ),
+            ("patient", "right ."),
+        ],
+        [CHF],
+    ),
+    (
+        "assessment + okay",
+        [
+            (
+                "provider",
+                "for your asthma , it sounds like it's well controlled , so we'll keep you on "
+                "the fluticasone two puffs twice a day .",
+            ),
+            ("patient", "okay , sounds good ."),
+        ],
+        [ASTH, FLUT],
+    ),
+    (
+        "explains + yeah",
+        [
+            (
+                "provider",
+                "the metformin can cause some stomach upset and diarrhea at first , that usually "
+                "gets better .",
+            ),
+            ("patient", "yeah ."),
+        ],
+        [METF, DM],
+    ),
+]
+
+
+def _run(
+    turns: Turns, facts: list[Fact]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+    extractor = OfflineExtractor()
+    messages = conversation(*turns)
+    extraction = extractor.extract(messages, facts)
+    accepted = checked(extraction.candidates, messages, extractor.name, extractor.version)
+    subjects = {m.memory_id: (m.type.value, m.subject) for m, _ in accepted}
+    edges = [(*subjects[r.memory_id], r.type.value) for r in relate_all(accepted, facts, "x")]
+    return list(subjects.values()), edges
+
+
+@pytest.mark.parametrize(("name", "turns", "facts", "want"), CASES, ids=[c[0] for c in CASES])
+def test_mechanism(name: str, turns: Turns, facts: list[Fact], want: Want) -> None:
+    memories, edges = _run(turns, facts)
+    if want is None:
+        assert memories == []
+    else:
+        kind, subject, edge = want
+        assert any(t == kind and subject in s and e == edge for t, s, e in edges), edges
+
+
+@pytest.mark.parametrize(
+    ("name", "turns", "facts"), PROVIDER_ONLY, ids=[c[0] for c in PROVIDER_ONLY]
+)
+def test_provider_words_are_not_memories(name: str, turns: Turns, facts: list[Fact]) -> None:
+    assert _run(turns, facts) == ([], [])
