@@ -80,9 +80,33 @@ def ingredients(name: str) -> frozenset[str]:
 
 # Salt and ester words: "levothyroxine sodium" is levothyroxine.
 _SALTS = frozenset(
-    "sodium potassium calcium magnesium hydrochloride hcl dihydrochloride succinate tartrate"
-    " besylate maleate citrate sulfate sulphate phosphate acetate mesylate fumarate bromide"
-    " chloride nitrate hyclate monohydrate trihydrate propionate".split()
+    [
+        "sodium",
+        "potassium",
+        "calcium",
+        "magnesium",
+        "hydrochloride",
+        "hcl",
+        "dihydrochloride",
+        "succinate",
+        "tartrate",
+        "besylate",
+        "maleate",
+        "citrate",
+        "sulfate",
+        "sulphate",
+        "phosphate",
+        "acetate",
+        "mesylate",
+        "fumarate",
+        "bromide",
+        "chloride",
+        "nitrate",
+        "hyclate",
+        "monohydrate",
+        "trihydrate",
+        "propionate",
+    ]
 )
 
 
