@@ -80,7 +80,7 @@ def ingredients(name: str) -> frozenset[str]:
 
 # Salt and ester words: "levothyroxine sodium" is levothyroxine.
 _SALTS = frozenset(
-    [
+    {
         "sodium",
         "potassium",
         "calcium",
@@ -106,7 +106,7 @@ _SALTS = frozenset(
         "monohydrate",
         "trihydrate",
         "propionate",
-    ]
+    }
 )
 
 

@@ -4,7 +4,8 @@ Recorded answers of a capable chat model (tests/data/llm_recorded: answers given
 exactly the prompt the code builds, from that prompt alone, never edited) are replayed
 by a loopback OpenAI-compatible endpoint. Each case goes prompt → parse → verify →
 relate → write → VFS; its scores must stay at or above those measured when the answers
-were recorded (`llm_recorded_scores.json`, written by `python -m tests.integration.test_llm_recorded`).
+were recorded (`llm_recorded_scores.json`, written by
+`python -m tests.integration.test_llm_recorded`).
 A prompt change makes the endpoint answer 404, so these tests fail until the cases are
 recorded again (tools/llm_fixtures.py).
 """
@@ -91,7 +92,7 @@ def test_recorded_conflicts_reach_the_vfs(
     adherence = read(store, scope, "/memory/adherence.md")
     symptom = read(store, scope, "/memory/symptom.md")
     text = getattr(adherence, "content", "") + getattr(symptom, "content", "")
-    for memory, rel in conflicts:
+    for memory, _ in conflicts:
         assert memory.evidence[0].quote[:20].lower() in text.lower()
     assert "conflicts" in text.lower()
 

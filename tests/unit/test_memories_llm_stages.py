@@ -10,18 +10,9 @@ from engine.memories.relate import INFERENCE
 from engine.memories.service import generate_memories
 from engine.memories.verify import METHOD_PROPOSED
 from engine.models import Scope
+from tests.unit.fake_llm import FakeLLM, chat
 from tests.unit.test_memories_builders import conversation
-from tests.unit.test_memories_llm import (  # noqa: F401 - fixtures
-    FACTS,
-    HEADACHE,
-    STOPPED,
-    TURNS,
-    FakeLLM,
-    chat,
-    fake,
-    llm,
-    waits,
-)
+from tests.unit.test_memories_llm import FACTS, HEADACHE, STOPPED, TURNS
 from tests.unit.test_memories_service import FakeStore
 
 SCOPE = Scope(org="o", patient="p")
