@@ -177,7 +177,6 @@ def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: 
         sentence.text,
         turn.with_question([said], first),
         attrs,
-        confidence=0.6,
     )
 
 

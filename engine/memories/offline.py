@@ -110,7 +110,6 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
             sentence.text,
             turn.with_question([turn.clause(sentence, m)], first),
             attrs,
-            confidence=0.6 if m.source else 0.5,
         )
 
 
@@ -144,7 +143,6 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
             text=sentence.text,
             evidence=[turn.quote(sentence.start, sentence.end)],
             speaker=turn.message.role.value,
-            confidence=0.5,
         ),
     )
 
@@ -181,7 +179,6 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
             evidence=quotes,
             speaker=turn.message.role.value,
             attributes={"detail": sentence.text},
-            confidence=0.5,
         ),
     )
 

@@ -24,6 +24,7 @@ changed.
 import re
 from collections.abc import Iterable
 
+from engine.memories.confidence import relationship_confidence
 from engine.memories.drugs import ingredients
 from engine.memories.entities import (
     ConditionView,
@@ -117,7 +118,7 @@ def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Rela
                 fact_key=view.fact.fact_key,
                 type=kind,
                 rationale=f"{memory.subject!r} matches {view.fact.label!r} by {how}: {why}",
-                confidence=0.8 if how == "name" else 0.6,
+                confidence=_confidence(memory, "name" if how == "name" else "manifestation", kind),
                 method=METHOD_SYMPTOM,
                 extractor=INFERENCE,
             )
@@ -175,7 +176,7 @@ def _adherence_edges(memory: Memory, meds: list[tuple[Fact, frozenset[str]]]) ->
                 fact_key=fact.fact_key,
                 type=kind,
                 rationale=f"{memory.subject!r} is {fact.label!r} ({why})",
-                confidence=0.85 if fact in direct else 0.55,
+                confidence=_confidence(memory, "ingredient" if fact in direct else "class", kind),
                 method=METHOD_DRUG if fact in direct else "drug-class",
                 extractor=INFERENCE,
             )
@@ -230,6 +231,12 @@ def adherence_type(memory: Memory, fact: Fact) -> tuple[RelationshipType, str]:
 
 
 BRIEF_WORDS = 10
+
+
+def _confidence(memory: Memory, match: str, kind: RelationshipType) -> float:
+    # a corroboration is the absence of a difference; the other types rest on something said
+    compared = kind is not RelationshipType.CORROBORATES
+    return relationship_confidence(memory.confidence, match, compared)
 
 
 def _brief(memory: Memory) -> bool:

@@ -8,6 +8,7 @@ provider turn it answers, and the quoting helpers the readers share.
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.memories.confidence import CEILING, REPEAT_GAIN, memory_confidence
 from engine.memories.drugs import ingredients
 from engine.memories.entities import ConditionView, same_condition
 from engine.memories.exchange import Asked, Sentence
@@ -41,6 +42,9 @@ class Collector:
             self._items[key] = candidate
             return
         seen = {(q.message_id, q.start) for q in existing.evidence}
+        if any((q.message_id, q.start) not in seen for q in candidate.evidence):
+            best = max(existing.confidence, candidate.confidence)
+            existing.confidence = min(CEILING, best + REPEAT_GAIN)  # said again
         existing.evidence.extend(
             q for q in candidate.evidence if (q.message_id, q.start) not in seen
         )
@@ -131,8 +135,10 @@ class Turn:
         text: str,
         evidence: list[Quote],
         attributes: dict[str, Any],
-        confidence: float = 0.5,
     ) -> None:
+        own = [q.quote for q in evidence if q.message_id == self.message.message_id]
+        inferred = bool(attributes.get("class_drugs")) and not attributes.get("drugs")
+        confidence = memory_confidence(str(attributes.get("via", "")), own, inferred)
         self.out.add(
             key,
             Candidate(
