@@ -102,7 +102,8 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
     """
     subject_words = content_words(subject)
     shared = subject_words & view.words
-    if shared and not (shared <= _body_words() and _differ(subject_words, view.words)):
+    felt = _sensations(subject_words - _body_words())
+    if shared and (felt or not (shared <= _body_words() and _differ(subject_words, view.words))):
         return "name"
     tokens = set(words(subject))
     for key, signs in load_lexicon().manifestations.items():
@@ -118,6 +119,19 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
 def _differ(mine: frozenset[str], theirs: frozenset[str]) -> bool:
     body = _body_words()
     return bool(mine - body) and bool(theirs - body) and not (mine & theirs) - body
+
+
+# What a patient feels in a body part, as opposed to a lesion found there (a lump, a rash):
+# "knee stiffness" is about the recorded knee injury, a "breast lump" is not breast scars.
+_FELT = frozenset(
+    {"pain", "swelling", "stiffness", "numbness", "tingling", "weakness", "cramps", "discomfort"}
+)
+
+
+def _sensations(rest: frozenset[str]) -> bool:
+    """Every word besides the body part names a sensation ("stiffness", "aching")."""
+    complaints = load_lexicon().body_complaint_words
+    return bool(rest) and all(complaints.get(w) in _FELT for w in rest)
 
 
 @cache

@@ -30,6 +30,8 @@ class Lexicon:
     conditions: PhraseIndex[str]
     body_parts: PhraseIndex[str]
     body_part_words: frozenset[str]
+    # single-word complaints → their canonical name ("aching" → "pain")
+    body_complaint_words: dict[str, str]
     complaints: PhraseIndex[str]
     med_nouns: PhraseIndex[str]
     med_classes: dict[str, tuple[str, ...]]
@@ -84,6 +86,7 @@ def load_lexicon() -> Lexicon:
         conditions=PhraseIndex(cues["condition_terms"]),
         body_parts=_index(cues["body_parts"]),
         body_part_words=frozenset(w for p in cues["body_parts"] for w in words(p)),
+        body_complaint_words={k: v for k, v in cues["body_complaints"].items() if " " not in k},
         complaints=PhraseIndex(cues["body_complaints"]),
         med_nouns=_index(cues["med_nouns"]),
         med_classes={k: tuple(v) for k, v in cues["med_classes"].items()},
