@@ -199,8 +199,20 @@ _FINDING = re.compile(
     r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)|your (?:x-ray|mri|ct|scan"
     r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-ray|mri"
     r"|scan|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
-    r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft))\b"
+    r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
+    r"|(?:looking|look) at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?|images?"
+    r"|scans?|echo\w*|ekg|numbers|report)?)\b"
 )
+# Someone else's worry ("they were a little concerned about it"): not the patient's concern.
+_OTHERS_WORRY = re.compile(
+    r"\b(?:they|he|she|the doctors?|doctor|dr|the nurses?|the er|the hospital)\s+(?:\w+\s+){0,3}?"
+    r"(?:concerned|worried|scared|afraid|nervous|wanted to make sure)\b"
+)
+
+
+def others_worry(text: str) -> bool:
+    """The worry in the sentence is someone else's (the clinicians', "they")."""
+    return bool(_OTHERS_WORRY.search(text.lower()))
 
 
 def reports_finding(text: str) -> bool:

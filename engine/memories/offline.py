@@ -124,7 +124,7 @@ def _with_asked_part(turn: Turn, m: Mention) -> str:
 
 def _concern(turn: Turn, sentence: Sentence) -> None:
     cue = cues.has_any(sentence.text, turn.lex.concern_cues)
-    if cue and cues.negated_cue(sentence.text, cue):
+    if cue and (cues.negated_cue(sentence.text, cue) or cues.others_worry(sentence.text)):
         cue = None
     asks = sentence.question and len(words(sentence.text)) >= 4
     if asks and cues.has_any(sentence.text, turn.lex.logistic_questions):
