@@ -21,6 +21,8 @@ from engine.models import Fact, FactKind, Message, Role
 SPEAKERS = frozenset({Role.PATIENT, Role.CAREGIVER})
 # "the medication" may point back to a drug named this many turns before.
 RECENT_TURNS = 3
+# A bare "it hurts" is about the body part named this many turns before, at most.
+PART_TURNS = 8
 
 
 class OfflineExtractor:
@@ -47,6 +49,7 @@ class OfflineExtractor:
         )
         out = Collector()
         seen: list[tuple[int, Mention]] = []  # medications named so far, by turn
+        parts: list[tuple[int, str]] = []  # body parts named so far, by turn
         for i, message in enumerate(messages):
             if message.role not in SPEAKERS:
                 continue
@@ -54,14 +57,21 @@ class OfflineExtractor:
             asked = Asked.of(prev, lex) if prev else None
             if asked is not None:
                 seen += [(i - 1, m) for m in asked.named_meds()]
+                parts += [(i - 1, p) for p in _body_parts(prev.text if prev else "", lex)]
             recent = [m for k, m in seen if k >= i - RECENT_TURNS]
             turn = Turn(message, parse(message.text, lex), asked, lex, views, out, drugs)
             turn.recent_med = recent[-1] if recent else None
+            turn.recent_part = next((p for k, p in reversed(parts) if k >= i - PART_TURNS), None)
             _read_turn(turn)
+            parts += [(i, p) for p in _body_parts(turn.text, lex)]
             seen += [
                 (i, m) for s in turn.parsed for m, _ in s.mentions if m.kind in MEDS and specific(m)
             ]
         return out.candidates()
+
+
+def _body_parts(text: str, lex: Lexicon) -> list[str]:
+    return [part for _, _, part in lex.body_parts.find(tokenize(text))]
 
 
 def _read_turn(turn: Turn) -> None:
@@ -114,11 +124,17 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
 
 
 def _with_asked_part(turn: Turn, m: Mention) -> str:
-    """ "How is that right arm?" / "that pain is gone" → "arm pain"."""
-    if m.kind != "symptom" or turn.asked is None or len(words(m.subject)) != 1:
+    """ "How is that right arm?" / "that pain is gone" → "arm pain"; "it's my right upper
+    arm . it hurts really bad" → "arm pain": a bare complaint takes the body part of the
+    question, else the one the turn named before it, else the one named just before."""
+    if m.kind != "symptom" or len(words(m.subject)) != 1:
         return m.subject
     hits = turn.lex.complaints.find(tokenize(m.subject))
-    part = turn.asked.body_part(turn.lex) if hits else None
+    if not hits:
+        return m.subject
+    part = turn.asked.body_part(turn.lex) if turn.asked else None
+    said = turn.lex.body_parts.find(tokenize(turn.text[: m.start]))
+    part = part or (said[-1][2] if said else None) or turn.recent_part
     return f"{singular(part)} {hits[0][2]}" if part else m.subject
 
 

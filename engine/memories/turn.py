@@ -88,6 +88,8 @@ class Turn:
     last_med: Mention | None = None
     # the last medication named in the turns just before (either speaker)
     recent_med: Mention | None = None
+    # the last body part named in the turns just before (either speaker)
+    recent_part: str | None = None
     covered: set[str] = field(default_factory=set)
 
     @property
