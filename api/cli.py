@@ -190,13 +190,14 @@ def serve(
 
 
 def _register() -> None:
-    from api import cli_demo, cli_memories, cli_vfs
+    from api import cli_demo, cli_export, cli_memories, cli_vfs
 
     app.add_typer(cli_memories.session_app, name="session")
     app.command("generate-memories")(cli_memories.generate_memories_command)
     app.command("memories")(cli_memories.memories_command)
     app.command("eval")(cli_memories.eval_command)
     app.command("demo")(cli_demo.demo_command)
+    app.command("export")(cli_export.export_command)
     app.add_typer(cli_vfs.vfs_app, name="vfs")
     app.command("mcp")(cli_vfs.mcp_command)
 

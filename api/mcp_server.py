@@ -10,11 +10,13 @@ agent, as the local principal of an org. Every tool call writes an audit event.
 Patient-reported text reaches the agent only as the VFS renders it: quoted and escaped.
 """
 
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
@@ -22,6 +24,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 from starlette.types import Receive, Send
 from starlette.types import Scope as AsgiScope
@@ -35,6 +38,7 @@ from api.routes.vfs import SearchResults
 from api.schemas import GeneratedRelationship
 from engine.audit import AuditEvent
 from engine.errors import EngineError, InvalidInput
+from engine.fhir_export import export_patient
 from engine.memories.select import extractor_for
 from engine.memories.service import generate_memories as generate
 from engine.models import Scope
@@ -158,6 +162,13 @@ def _generated(store: GraphStore, scope: Scope, session_id: str, settings: Setti
     )
 
 
+def _instant(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise InvalidInput(f"since must be an ISO 8601 date or instant, not {text!r}") from e
+
+
 def create_server(backend: Backend) -> MCPServer:
     """The MCP server with its five tools, answering as `backend` says."""
     server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -210,6 +221,21 @@ def create_server(backend: Backend) -> MCPServer:
             return _text(store, scope, "/patient.md", Format.NARRATIVE)
 
         return backend.run(ctx, "get_patient_info", patient, RECORD_READ, body)
+
+    @server.tool(structured_output=False, annotations=ToolAnnotations(read_only_hint=True))
+    def export_patient_reported(patient: str, ctx: ToolContext, since: str | None = None) -> str:
+        """What the patient said, as a FHIR R4 collection Bundle (JSON text): adherence as
+        MedicationStatement, symptoms, concerns and preferences as Observation, conflicts
+        with the record as DetectedIssue, each run's Provenance. Read-only.
+
+        since: only memories created at or after this ISO 8601 instant.
+        """
+
+        def body(store: GraphStore, scope: Scope) -> str:
+            after = _instant(since) if since else None
+            return json.dumps(export_patient(store, scope, after), ensure_ascii=False)
+
+        return backend.run(ctx, "export_patient_reported", patient, RECORD_READ, body)
 
     @server.tool()
     def generate_memories(patient: str, session_id: str, ctx: ToolContext) -> Generated:

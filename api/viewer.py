@@ -180,6 +180,7 @@ def _frame(scope: Scope, q: str = "") -> dict[str, Any]:
         "q": q,
         "home_url": viewer_url(scope.patient, "/patient.md"),
         "search_url": f"/patients/{quote(scope.patient, safe='')}/search",
+        "fhir_url": f"/v1/patients/{quote(scope.patient, safe='')}/fhir/patient-reported",
     }
 
 

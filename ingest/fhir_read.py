@@ -15,6 +15,7 @@ from fhir.resources.R4B import get_fhir_model_class
 from pydantic import ValidationError
 
 from engine.errors import InvalidInput
+from engine.fhir_export import is_patient_reported
 from engine.models import SourceClaims
 from ingest.fhir_map import (
     MAPPERS,
@@ -185,11 +186,20 @@ def patient_record(res: Json, where: Where, identity: Identity, aliases: tuple[s
     return Record(patient_ref=ref, patient=map_patient(res))
 
 
+PATIENT_REPORTED = (
+    "not ingested: a patient-reported resource exported by this engine (tag"
+    " 'patient-reported'); what patients say stays a memory and never becomes a record fact"
+)
+
+
 def map_resource(
     res: Json, where: Where, label: str, identity: Identity, resolver: Resolver
 ) -> Item:
     """A validated clinical resource → its Record, or the Problem that stops it."""
     rtype = str(res["resourceType"])
+    if is_patient_reported(res):
+        # what a patient told an agent, exported by this engine: a memory, never a fact
+        return where.problem(res, PATIENT_REPORTED, severity="warning")
     patient_ref, why = identity.lookup(res.get(PATIENT_ELEMENT[rtype]), res)
     if patient_ref is None:
         return where.problem(res, why, PATIENT_ELEMENT[rtype])

@@ -10,6 +10,7 @@ relationship per memory–fact pair; the extractor's `why` becomes the rationale
 
 import hashlib
 from collections.abc import Sequence
+from datetime import datetime
 
 from engine.memories.extractor import MEMORY_ROLES, MEMORY_TYPES, Candidate, Quote
 from engine.models import (
@@ -21,6 +22,7 @@ from engine.models import (
     Message,
     Relationship,
     RelationshipType,
+    utcnow,
 )
 
 METHOD_PROPOSED = "extractor-proposed"
@@ -81,14 +83,16 @@ def checked(
     messages: Sequence[Message],
     extractor: str,
     version: str,
+    created_at: datetime | None = None,
 ) -> list[tuple[Memory, Candidate]]:
     """The candidates that pass the shared checks, each with the memory it becomes.
 
     A candidate is dropped when its type is not one of the four memory types, when it
     has no evidence, when any quote is not a verbatim substring of its message, or when
     no quote comes from a patient or caregiver message. Duplicates (same id) collapse
-    into the first.
+    into the first. Every memory of one call gets the same `created_at` (one run).
     """
+    at = created_at or utcnow()
     by_id = {m.message_id: m for m in messages}
     out: dict[str, tuple[Memory, Candidate]] = {}
     for candidate in candidates:
@@ -117,6 +121,7 @@ def checked(
             confidence=candidate.confidence,
             extractor=extractor,
             extractor_version=version,
+            created_at=at,
         )
         out.setdefault(mid, (memory, candidate))
     return list(out.values())

@@ -6,6 +6,7 @@ medication) and one hostile patient report (a script tag and a would-be heading)
 when Chromium or Playwright is missing, unless CCE_REQUIRE_BROWSER=1 makes that a failure.
 """
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -114,6 +115,12 @@ def test_a_clinician_reads_a_story_and_a_medication(
     page.get_by_role("button", name="Search").click()
     page.wait_for_url("**/search?q=*")
     assert page.locator(f'.hits a[href$="{PILL}"]').count() == 1
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download FHIR").click()
+    bundle = json.loads(Path(download.value.path()).read_text("utf-8"))
+    assert bundle["resourceType"] == "Bundle" and bundle["type"] == "collection"
+    assert download.value.suggested_filename.endswith(".fhir.json")
 
     assert dialogs == []
     assert console_errors == []

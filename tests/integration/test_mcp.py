@@ -171,6 +171,8 @@ async def test_every_tool_answers_over_streamable_http(url: str, store: GraphSto
             "search_patient", {"patient": PATIENT, "query": "hydrochlorothiazide", "limit": 3}
         )
         info = await client.call_tool("get_patient_info", {"patient": PATIENT})
+        exported = await client.call_tool("export_patient_reported", {"patient": PATIENT})
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
 
     assert names == {
         "browse_patient",
@@ -178,7 +180,17 @@ async def test_every_tool_answers_over_streamable_http(url: str, store: GraphSto
         "search_patient",
         "get_patient_info",
         "generate_memories",
+        "export_patient_reported",
     }
+    annotations = tools["export_patient_reported"].annotations
+    assert annotations is not None and annotations.read_only_hint is True
+    bundle = json.loads(text(exported))
+    assert bundle["resourceType"] == "Bundle" and bundle["type"] == "collection"
+    assert any(
+        e["resource"]["resourceType"] == "MedicationStatement"
+        and any(STOPPED in n["text"] for n in e["resource"]["note"])
+        for e in bundle["entry"]
+    )
     assert root.structured_content is not None
     assert [e["path"] for e in root.structured_content["entries"]][:5] == [
         "/conditions/",
