@@ -5,8 +5,12 @@ interrupted and rerun converges to the same graph, and two overlapping ingests r
 once create no duplicates.
 """
 
+import codecs
+import json
 import multiprocessing
 import os
+import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -168,8 +172,12 @@ def inputs(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
             yield path, path.name.endswith(NDJSON_SUFFIXES)
 
 
+# FHIR JSON and C-CDA files; vendors name C-CDA exports .ccd, .ccda or .cda as well.
+DOCUMENT_SUFFIXES = frozenset({".json", ".xml", ".ccd", ".ccda", ".cda"})
+
+
 def _is_document(path: Path) -> bool:
-    return path.suffix.lower() in {".json", ".xml"}
+    return path.suffix.lower() in DOCUMENT_SUFFIXES
 
 
 def read_document(path: Path, patient_key: str | None = None) -> list[Record | Problem]:
@@ -184,7 +192,12 @@ def read_document(path: Path, patient_key: str | None = None) -> list[Record | P
 def read_bytes(
     data: bytes, label: str, patient_key: str | None = None, media_type: str | None = None
 ) -> Reader:
-    """Chooses the reader by media type, else by the content's first character."""
+    """Chooses the reader by media type, else by the content's first character.
+
+    A UTF-8 byte-order mark is dropped first (JSON readers refuse it; vendor C-CDA
+    exports carry it), as is any whitespace and CRLF before the first character.
+    """
+    data = data.removeprefix(codecs.BOM_UTF8)
     head = data.lstrip()[:1]
     if media_type == "application/fhir+ndjson":
         return read_fhir_ndjson_bytes(data, label, patient_key)
@@ -195,6 +208,34 @@ def read_bytes(
     return iter(
         [Problem(file=label, fatal=True, message="not FHIR JSON, FHIR NDJSON or C-CDA XML")]
     )
+
+
+def what_is_in(data: bytes) -> str:
+    """A short account of what a body holds, for a clear refusal ("one resource of type
+    Frobnicate", "a Bundle of 3 entries: Basic ×3", "XML with root <foo>")."""
+    text = data.removeprefix(codecs.BOM_UTF8).lstrip()
+    if text[:1] == b"<":
+        match = re.search(
+            rb"<([A-Za-z_][\w.:-]*)[\s>/]", re.sub(rb"<\?.*?\?>|<!--.*?-->", b"", text, flags=re.S)
+        )
+        return f"XML with root <{match.group(1).decode(errors='replace')[:60]}>" if match else "XML"
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "no JSON or XML"
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not a FHIR resource"
+    rtype = str(value.get("resourceType") or "none")[:60]
+    if rtype != "Bundle":
+        return f"one resource of type {rtype}"
+    entries = [e for e in value.get("entry") or [] if isinstance(e, dict)]
+    kinds = Counter(
+        str((e.get("resource") or {}).get("resourceType") or "none")[:60]
+        for e in entries
+        if isinstance(e.get("resource") or {}, dict)
+    )
+    listed = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common(5))
+    return f"a Bundle of {len(entries)} entries" + (f": {listed}" if listed else "")
 
 
 def ingest_paths(

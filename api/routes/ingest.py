@@ -6,7 +6,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import INGEST_WRITE, ScopeDep, SettingsDep, StoreDep, require
 from api.problems import PayloadTooLarge, UnsupportedMediaType
 from engine.errors import InvalidInput
-from ingest.pipeline import Ingestor, IngestReport, read_bytes
+from ingest.pipeline import Ingestor, IngestReport, read_bytes, what_is_in
 
 router = APIRouter(prefix="/v1/patients/{pid}/ingest", tags=["ingest"])
 
@@ -36,12 +36,16 @@ async def _body(request: Request, limit: int, accepted: set[str]) -> tuple[bytes
 def _ingest(store: StoreDep, scope: ScopeDep, data: bytes, media_type: str) -> IngestReport:
     ingestor = Ingestor(store, scope.org, patient=scope.patient)
     ingestor.feed("request body", read_bytes(data, "request body", media_type=media_type))
-    if ingestor.report.unusable:
+    report = ingestor.report
+    if report.unusable:
         raise InvalidInput(
             "the body is not usable input",
-            [p.model_dump(exclude_none=True) for p in ingestor.report.unusable],
+            [p.model_dump(exclude_none=True) for p in report.unusable],
         )
-    return ingestor.report
+    if report.resources == 0:
+        problems = [p.model_dump(exclude_none=True) for p in report.errors + report.warnings]
+        raise InvalidInput(f"the body holds no usable resource: {what_is_in(data)}", problems)
+    return report
 
 
 @router.post("/fhir", dependencies=[require(INGEST_WRITE)])

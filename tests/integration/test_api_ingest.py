@@ -117,6 +117,30 @@ def test_bad_bodies_are_problem_details(
     assert response.json()["status"] == status and response.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (b'{"resourceType": "Frobnicate", "id": "x"}', "one resource of type Frobnicate"),
+        (
+            b'{"resourceType": "Bundle", "type": "collection", "entry": ['
+            b'{"resource": {"resourceType": "Basic", "id": "b", "code": {"text": "x"}}}]}',
+            "a Bundle of 1 entries: Basic",
+        ),
+    ],
+)
+def test_a_body_with_no_usable_resource_is_422_naming_what_it_holds(
+    client: TestClient, body: bytes, named: str
+) -> None:
+    response = client.post(
+        "/v1/patients/erin/ingest/fhir", content=body, headers={"content-type": "application/json"}
+    )
+
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+    assert named in response.json()["detail"]
+    assert client.get("/v1/patients/erin").status_code == 404  # nothing was written
+
+
 def test_unknown_patient_and_fact_are_404(client: TestClient) -> None:
     assert client.get("/v1/patients/nobody/facts").status_code == 404
     assert client.get("/v1/patients/nobody/facts/condition:text:x").status_code == 404
