@@ -40,14 +40,30 @@ def ingest(
     workers: Annotated[
         int | None, typer.Option(help="Processes parsing documents (default: one per core).")
     ] = None,
+    accept_identity_mismatch: Annotated[
+        bool,
+        typer.Option(
+            help="Write documents whose patient key matches a stored patient with other"
+            " demographics (audited)."
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Ingest EHR exports. Exit 0: all ingested; 1: some resources rejected; 2: unusable."""
+    """Ingest EHR exports. Exit 0: all ingested; 1: some resources rejected or a document
+    refused (its patient key matches a stored patient with other demographics); 2: unusable."""
+    accept = accept_identity_mismatch
     with opened_store(store) as graph:
         if as_json:
-            report = ingest_paths(graph, org_of(org), paths, patient_key, workers=workers)
+            report = ingest_paths(
+                graph,
+                org_of(org),
+                paths,
+                patient_key,
+                workers=workers,
+                accept_identity_mismatch=accept,
+            )
         else:
-            report = _ingest_with_progress(graph, org_of(org), paths, patient_key, workers)
+            report = _ingest_with_progress(graph, org_of(org), paths, patient_key, workers, accept)
     if as_json:
         print_json(report.model_dump(mode="json") | {"exit_code": report.exit_code})
     else:
@@ -56,7 +72,12 @@ def ingest(
 
 
 def _ingest_with_progress(
-    graph: GraphStore, org: str, paths: list[Path], patient_key: str | None, workers: int | None
+    graph: GraphStore,
+    org: str,
+    paths: list[Path],
+    patient_key: str | None,
+    workers: int | None,
+    accept: bool,
 ) -> IngestReport:
     columns = (
         SpinnerColumn(),
@@ -73,7 +94,15 @@ def _ingest_with_progress(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:,.0f} resources/s" if speed else "")
 
-        return ingest_paths(graph, org, paths, patient_key, progress=advance, workers=workers)
+        return ingest_paths(
+            graph,
+            org,
+            paths,
+            patient_key,
+            progress=advance,
+            workers=workers,
+            accept_identity_mismatch=accept,
+        )
 
 
 def _print_report(report: IngestReport) -> None:

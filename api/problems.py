@@ -8,7 +8,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engine.errors import Conflict, EngineError, InvalidInput, NotFound, StoreUnavailable
+from engine.errors import (
+    Conflict,
+    EngineError,
+    IdentityMismatch,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+)
 
 PROBLEM_JSON = "application/problem+json"
 RETRY_AFTER_SECONDS = 5
@@ -116,7 +123,11 @@ def _engine_error(_: Request, exc: Exception) -> JSONResponse:
     if status == 500:
         log.error("unmapped engine error %s", type(exc).__name__, exc_info=exc)
         return problem(500, TITLES[500], "the server could not complete the request")
-    extra = {"errors": exc.errors} if isinstance(exc, InvalidInput) and exc.errors else {}
+    extra: dict[str, Any] = {}
+    if isinstance(exc, InvalidInput | IdentityMismatch) and exc.errors:
+        extra["errors"] = exc.errors
+    if isinstance(exc, IdentityMismatch):
+        extra["type"] = exc.problem_type
     detail = str(exc)
     if isinstance(exc, StoreUnavailable):
         # The driver's message names hosts and ports: logged, not answered.

@@ -28,5 +28,15 @@ class Conflict(EngineError):
     """A write that contradicts the current state (closed session, stale watermark)."""
 
 
+class IdentityMismatch(Conflict):
+    """An ingest whose patient key matches a stored patient with other demographics."""
+
+    problem_type = "https://clinical-context-engine.dev/problems/identity-mismatch"
+
+    def __init__(self, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
 class StoreUnavailable(EngineError):
     """The graph store cannot be reached; retrying later may succeed."""

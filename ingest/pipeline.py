@@ -10,6 +10,7 @@ import json
 import multiprocessing
 import os
 import re
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -21,10 +22,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from engine.audit import AuditEvent
+from engine.errors import NotFound
 from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult, utcnow
 from engine.store import GraphStore
 from ingest.cda import read_cda
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
+from ingest.identity import MISMATCH, identity_conflict, masked
 from ingest.records import Problem, Record
 
 BATCH_SIZE = 500
@@ -92,18 +96,24 @@ class Ingestor:
         patient: str | None = None,
         progress: Progress | None = None,
         clock: Callable[[], datetime] = utcnow,
+        accept_identity_mismatch: bool = False,
+        actor: str = "cce ingest",
     ) -> None:
         self._store = store
         self._org = org
         self._patient = patient
         self._progress = progress or (lambda _: None)
         self._clock = clock
+        self._accept_mismatch = accept_identity_mismatch
+        self._actor = actor
         self.report = IngestReport()
 
     def feed(self, label: str, reader: Reader) -> None:
         """Consumes one input's records; links are written once its facts are all in."""
         self.report.files += 1
         buffers: dict[str, _PatientBuffer] = {}
+        checked: set[str] = set()
+        refused: set[str] = set()
         read = 0
         for item in reader:
             if isinstance(item, Problem):
@@ -111,8 +121,17 @@ class Ingestor:
                 continue
             read += 1
             self._progress(1)
+            target = self._patient or item.patient_ref
+            if item.patient is not None and target not in checked:
+                checked.add(target)
+                if not self._same_person(label, target, item.patient):
+                    refused.add(target)
+                    buffers.pop(target, None)
+            if target in refused:
+                self.report.rejected += 1
+                continue
             self.report.resources += 1
-            buffer = buffers.setdefault(self._patient or item.patient_ref, _PatientBuffer())
+            buffer = buffers.setdefault(target, _PatientBuffer())
             if item.patient is not None:
                 buffer.patient = item.patient
             if item.source is not None:
@@ -126,6 +145,42 @@ class Ingestor:
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")
             )
+
+    def _same_person(self, label: str, patient: str, incoming: Patient) -> bool:
+        """False (and the refusal reported) when the stored patient is someone else."""
+        try:
+            stored = self._store.get_patient(Scope(org=self._org, patient=patient))
+        except NotFound:
+            return True
+        why = identity_conflict(stored, incoming)
+        if why is None:
+            return True
+        message = (
+            f"{MISMATCH} for patient {patient}: the document's patient ({masked(incoming)})"
+            f" is not the stored one ({masked(stored)}): {why}"
+        )
+        if self._accept_mismatch:
+            self.report.warnings.append(
+                Problem(severity="warning", file=label, message=f"{message}; accepted as asked")
+            )
+            event = AuditEvent(
+                org=self._org,
+                actor=self._actor,
+                patient=patient,
+                action="ingest: identity mismatch accepted",
+                outcome=200,
+                correlation_id=uuid.uuid4().hex,
+            )
+            self._store.append_audit([event])
+            return True
+        self.report.errors.append(
+            Problem(
+                file=label,
+                message=f"{message}; nothing of this document was written for them"
+                " (--accept-identity-mismatch overrides)",
+            )
+        )
+        return False
 
     def _errors_in(self, label: str) -> bool:
         return any(p.file == label for p in self.report.errors)
@@ -245,6 +300,7 @@ def ingest_paths(
     patient_key: str | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    accept_identity_mismatch: bool = False,
 ) -> IngestReport:
     """Ingests files and folders (any mix) into the org; see `IngestReport.exit_code`.
 
@@ -252,7 +308,9 @@ def ingest_paths(
     one per core) while this process writes, in input order, so the result is the same as
     a serial run. NDJSON exports are streamed here, line by line.
     """
-    ingestor = Ingestor(store, org, progress=progress)
+    ingestor = Ingestor(
+        store, org, progress=progress, accept_identity_mismatch=accept_identity_mismatch
+    )
     found: list[tuple[Path, bool]] = []
     for path in paths:
         if path.exists():

@@ -1,11 +1,14 @@
 """Ingest routes: FHIR (JSON or NDJSON) and C-CDA bodies for one patient."""
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import INGEST_WRITE, ScopeDep, SettingsDep, StoreDep, require
+from api.deps import INGEST_WRITE, PrincipalDep, ScopeDep, SettingsDep, StoreDep, require
 from api.problems import PayloadTooLarge, UnsupportedMediaType
-from engine.errors import InvalidInput
+from engine.errors import IdentityMismatch, InvalidInput
+from ingest.identity import MISMATCH
 from ingest.pipeline import Ingestor, IngestReport, read_bytes, what_is_in
 
 router = APIRouter(prefix="/v1/patients/{pid}/ingest", tags=["ingest"])
@@ -33,10 +36,26 @@ async def _body(request: Request, limit: int, accepted: set[str]) -> tuple[bytes
     return b"".join(chunks), media_type
 
 
-def _ingest(store: StoreDep, scope: ScopeDep, data: bytes, media_type: str) -> IngestReport:
-    ingestor = Ingestor(store, scope.org, patient=scope.patient)
+def _ingest(
+    store: StoreDep,
+    scope: ScopeDep,
+    data: bytes,
+    media_type: str,
+    accept: bool = False,
+    actor: str = "api",
+) -> IngestReport:
+    ingestor = Ingestor(
+        store, scope.org, patient=scope.patient, accept_identity_mismatch=accept, actor=actor
+    )
     ingestor.feed("request body", read_bytes(data, "request body", media_type=media_type))
     report = ingestor.report
+    refused = [p for p in report.errors if p.message.startswith(MISMATCH)]
+    if refused:
+        raise IdentityMismatch(
+            f"{refused[0].message.split('; nothing')[0]}; nothing was written"
+            " (accept_identity_mismatch=true overrides)",
+            [p.model_dump(exclude_none=True) for p in refused],
+        )
     if report.unusable:
         raise InvalidInput(
             "the body is not usable input",
@@ -48,19 +67,39 @@ def _ingest(store: StoreDep, scope: ScopeDep, data: bytes, media_type: str) -> I
     return report
 
 
+AcceptMismatch = Annotated[
+    bool,
+    Query(description="write even if the stored patient's demographics disagree (audited)"),
+]
+
+
 @router.post("/fhir", dependencies=[require(INGEST_WRITE)])
 async def ingest_fhir(
-    request: Request, store: StoreDep, scope: ScopeDep, settings: SettingsDep
+    request: Request,
+    store: StoreDep,
+    scope: ScopeDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
+    accept_identity_mismatch: AcceptMismatch = False,
 ) -> IngestReport:
     """Ingest a FHIR Bundle, a single resource, or an NDJSON body."""
     data, media_type = await _body(request, settings.max_ingest_bytes, FHIR_TYPES)
-    return await run_in_threadpool(_ingest, store, scope, data, media_type)
+    return await run_in_threadpool(
+        _ingest, store, scope, data, media_type, accept_identity_mismatch, principal.actor
+    )
 
 
 @router.post("/cda", dependencies=[require(INGEST_WRITE)])
 async def ingest_cda(
-    request: Request, store: StoreDep, scope: ScopeDep, settings: SettingsDep
+    request: Request,
+    store: StoreDep,
+    scope: ScopeDep,
+    settings: SettingsDep,
+    principal: PrincipalDep,
+    accept_identity_mismatch: AcceptMismatch = False,
 ) -> IngestReport:
     """Ingest a C-CDA XML document."""
     data, media_type = await _body(request, settings.max_ingest_bytes, CDA_TYPES)
-    return await run_in_threadpool(_ingest, store, scope, data, "application/xml")
+    return await run_in_threadpool(
+        _ingest, store, scope, data, "application/xml", accept_identity_mismatch, principal.actor
+    )
