@@ -176,6 +176,8 @@ class Ingestor:
         self.report.errors.append(
             Problem(
                 file=label,
+                resource_type="Patient",
+                resource_id=patient,
                 message=f"{message}; nothing of this document was written for them"
                 " (--accept-identity-mismatch overrides)",
             )

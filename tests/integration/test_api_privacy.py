@@ -126,8 +126,18 @@ def scan(store: GraphStore, org: str, db_file: Path | None, *needles: str) -> li
 def _fill_through_the_api(store: GraphStore, api: Any, scope: Scope, marker: str) -> None:
     """A real export (enough rows for b-tree pages to split) and marked data of every kind."""
     pid = scope.patient
-    for bundle in (sorted(SYNTHEA.glob("*.json"))[0].read_bytes(), fhir_bundle(marker)):
-        ingest = api.post(f"/v1/patients/{pid}/ingest/fhir", content=bundle, headers=FHIR)
+    # the marked bundle's patient is another person: written on purpose (audited), so that
+    # erasure must also remove what an accepted identity mismatch wrote
+    for bundle, accept in (
+        (sorted(SYNTHEA.glob("*.json"))[0].read_bytes(), False),
+        (fhir_bundle(marker), True),
+    ):
+        ingest = api.post(
+            f"/v1/patients/{pid}/ingest/fhir",
+            content=bundle,
+            headers=FHIR,
+            params={"accept_identity_mismatch": str(accept).lower()},
+        )
         assert ingest.status_code == 200, ingest.text
     add_conversation(store, scope, marker)
     assert api.put(f"/v1/patients/{pid}/memory-pause", json={"paused": True}).status_code == 200
@@ -155,7 +165,8 @@ def test_erasure_through_the_api_leaves_nothing(
     assert scan(store, org, db_file, marker, scope.patient) == []
     events = store.list_audit(org, limit=1000)
     assert {e.patient for e in events} == {ERASED, "other"}
-    assert sum(e.patient == ERASED for e in events) == 5  # 2 ingests, pause, context, erase
+    # 2 ingests, the accepted identity mismatch, pause, context, erase
+    assert sum(e.patient == ERASED for e in events) == 6
     assert api.get("/v1/admin/audit", params={"patient": scope.patient}).json() == []
     assert api.get(f"/v1/patients/{scope.patient}").status_code == 404
 

@@ -54,7 +54,9 @@ def test_every_corpus_file_is_ingested_or_rejected_with_a_located_error(
 ) -> None:
     report = ingest_paths(store, org, [CORPUS / "fhir", CORPUS / "ccda"])
 
-    assert report.resources > 9000
+    # HL7 example files reuse patient ids for different people: those documents are
+    # refused (wrong-patient protection) and their resources counted as rejected
+    assert report.resources + report.rejected > 9000
     assert len(report.patients) > 300
     for problem in report.errors + report.unusable:
         assert problem.file and problem.message
