@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from engine.models import MemoryRecord, MemoryType, Relationship, RelationshipType
 from vfs.doc import DISCREPANCY, Doc, Item, Quote, Section, fields
 from vfs.graph import PatientGraph
+from vfs.render_state import state_section
 from vfs.values import number, when
 
 TITLES = {
@@ -78,14 +79,14 @@ def render_memories(graph: PatientGraph, type: MemoryType) -> Doc:
     """`/memory/{type}.md`: every memory of the type, most recent first."""
     records = graph.memories_of(type)
     sessions = {record.memory.session_id for record in records}
+    state = state_section(records, type)
+    every = Section("Memories", tuple(memory_item(graph, r) for r in records), empty="None.")
     return Doc(
         path=f"/memory/{type.value}.md",
         title=TITLES[type],
         note=NOTE,
         fields=fields(("Memories", len(records)), ("Sessions", len(sessions))),
-        sections=(
-            Section("Memories", tuple(memory_item(graph, r) for r in records), empty="None."),
-        ),
+        sections=(state, every) if state else (every,),
     )
 
 
