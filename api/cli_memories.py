@@ -20,7 +20,7 @@ from api.cli_common import (
     scope_of,
 )
 from api.schemas import MemoryPublic, memories_public, new_session_id
-from engine.errors import InvalidInput, NotFound
+from engine.errors import EngineError, InvalidInput, NotFound
 from engine.memories.select import extractor_for
 from engine.memories.service import generate_memories
 from engine.models import MemoryType, NewMessage, Role, Scope, Session
@@ -199,14 +199,18 @@ def eval_command(
         errors.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
     total = len(case) if case else len(found)
-    with Progress(console=errors, transient=True, disable=as_json) as bar:
-        task = bar.add_task("scoring cases", total=total)
-        report = evaluate_dir(
-            directory,
-            chosen,
-            only=set(case) if case else None,
-            progress=lambda name: bar.update(task, advance=1, description=name),
-        )
+    try:
+        with Progress(console=errors, transient=True, disable=as_json) as bar:
+            task = bar.add_task("scoring cases", total=total)
+            report = evaluate_dir(
+                directory,
+                chosen,
+                only=set(case) if case else None,
+                progress=lambda name: bar.update(task, advance=1, description=name),
+            )
+    except EngineError as e:  # the LLM endpoint failed, or a case is malformed
+        errors.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from e
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2))
     else:

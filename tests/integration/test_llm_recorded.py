@@ -110,3 +110,35 @@ def write_floor() -> None:
 
 if __name__ == "__main__":
     write_floor()
+
+
+def test_cce_eval_measures_an_endpoint(
+    endpoint: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from api.cli import app as cli
+    from engine.settings import get_settings
+
+    url, _ = endpoint
+    monkeypatch.setenv("CCE_LLM_BASE_URL", url)
+    monkeypatch.setenv("CCE_LLM_MODEL", "recorded")
+    get_settings.cache_clear()
+    runner = CliRunner()
+    cases = ["--case", "mts-711", "--case", "mts-789"]
+    try:
+        done = runner.invoke(cli, ["eval", str(CASES), "--extractor", "llm", *cases, "--json"])
+        assert done.exit_code == 0, done.output
+        report = json.loads(done.output)
+        assert report["extractor"].startswith("llm-chat 2.0.0")
+        assert [c["case"] for c in report["cases"]] == ["mts-711", "mts-789"]
+        assert report["usage"]["calls"] == 2 and report["usage"]["prompt_tokens"] > 0
+        unknown = runner.invoke(cli, ["eval", str(CASES), "--case", "nope"])
+        assert unknown.exit_code == 2
+        monkeypatch.setenv("CCE_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+        monkeypatch.setenv("CCE_LLM_MAX_RETRIES", "0")
+        get_settings.cache_clear()
+        down = runner.invoke(cli, ["eval", str(CASES), "--extractor", "llm", *cases])
+        assert down.exit_code == 1 and "error:" in down.output
+    finally:
+        get_settings.cache_clear()
