@@ -10,6 +10,8 @@ itself is patient-derived text and stays in the quote block.
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from engine.models import MemoryRecord, MemoryType, RelationshipType
 from vfs.doc import DISCREPANCY, Item, Quote, Section
@@ -23,14 +25,44 @@ _OFF = {"stopped": "stopped", "never_started": "never started", "ran_out": "ran 
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+@dataclass(frozen=True)
+class SubjectState:
+    """Where one subject stands: the latest statement's state, when, and how it got there."""
+
+    subject: str  # patient-derived: quote and escape it wherever it is shown
+    now: str
+    at: datetime
+    session: str
+    history: tuple[str, ...]
+    statements: int
+    conflicting: bool
+
+
+def subject_states(records: Sequence[MemoryRecord], type: MemoryType) -> list[SubjectState]:
+    """One state per subject of `records` (most recent first), subjects said about most
+    recently first; none for concerns and preferences."""
+    if type not in (MemoryType.SYMPTOM, MemoryType.ADHERENCE):
+        return []
+    groups: dict[tuple[str, ...], list[MemoryRecord]] = {}
+    for record in records:
+        if record.memory.type is type:
+            groups.setdefault(_subject_key(record), []).append(record)
+    return [_summary(list(reversed(group))) for group in groups.values()]
+
+
 def state_section(records: Sequence[MemoryRecord], type: MemoryType) -> Section | None:
     """ "Current state": one item per subject, the subject said about most recently first."""
     if type not in (MemoryType.SYMPTOM, MemoryType.ADHERENCE):
         return None
-    groups: dict[tuple[str, ...], list[MemoryRecord]] = {}
-    for record in records:  # most recent first
-        groups.setdefault(_subject_key(record), []).append(record)
-    items = tuple(_item(list(reversed(group))) for group in groups.values())
+    items = tuple(
+        Item(
+            title=f"{s.now} as of {s.at:%Y-%m-%d} · session {s.session}",
+            fields=(("History", ", ".join(s.history)), ("Statements", str(s.statements))),
+            flag=DISCREPANCY if s.conflicting else None,
+            quote=Quote(parts=(("Subject", s.subject),)),
+        )
+        for s in subject_states(records, type)
+    )
     return Section(
         "Current state",
         items,
@@ -39,7 +71,7 @@ def state_section(records: Sequence[MemoryRecord], type: MemoryType) -> Section 
     )
 
 
-def _item(history: list[MemoryRecord]) -> Item:
+def _summary(history: list[MemoryRecord]) -> SubjectState:
     """One subject; `history` oldest first. A statement that repeats the state before it
     adds no step ("stopped 2026-10-02, restarted 2026-11-20", not every "taking")."""
     steps: list[str] = []
@@ -51,13 +83,14 @@ def _item(history: list[MemoryRecord]) -> Item:
             steps.append(f"{now} {record.memory.created_at:%Y-%m-%d}")
         before = _state(record, None)
     latest = history[-1]
-    conflicting = any(r.type is RelationshipType.CONFLICTS for r in latest.relationships)
-    return Item(
-        title=f"{now} as of {latest.memory.created_at:%Y-%m-%d} · session"
-        f" {latest.memory.session_id}",
-        fields=(("History", ", ".join(steps)), ("Statements", str(len(history)))),
-        flag=DISCREPANCY if conflicting else None,
-        quote=Quote(parts=(("Subject", latest.memory.subject),)),
+    return SubjectState(
+        subject=latest.memory.subject,
+        now=now,
+        at=latest.memory.created_at,
+        session=latest.memory.session_id,
+        history=tuple(steps),
+        statements=len(history),
+        conflicting=any(r.type is RelationshipType.CONFLICTS for r in latest.relationships),
     )
 
 

@@ -1,7 +1,8 @@
 """An agent's view of a patient: a prompt-ready context block, and the memory pause.
 
 The block puts the record first (active conditions, current medications, allergies,
-recent labs), then the patient's own words as untrusted snippets: one line each, quoted,
+recent labs), then the patient's own words as untrusted snippets: first where each symptom
+and medication they spoke of stands now across sessions, then each memory, one line each, quoted,
 with `"`, `\\`, `<`, `>`, `&` and backticks escaped, inside a `<patient_reported>` element
 they cannot close, under the instruction to verify with the patient before acting. A token
 budget keeps whole items, in that order of priority, and says how many were left out.
@@ -14,8 +15,9 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import MEMORY_WRITE, RECORD_READ, ScopeDep, StoreDep, require
-from engine.models import Fact, FactKind, MemoryRecord, Scope
+from engine.models import Fact, FactKind, MemoryRecord, MemoryType, Scope
 from engine.store import GraphStore
+from vfs.render_state import subject_states
 
 router = APIRouter(prefix="/v1/patients/{pid}", tags=["context"])
 
@@ -123,6 +125,16 @@ def _memory(record: MemoryRecord, labels: dict[str, str]) -> str:
     return f"{head} said: {quote_untrusted(memory.text)}" + (f" ({links})" if links else "")
 
 
+def _states(memories: list[MemoryRecord]) -> list[str]:
+    """Where each symptom and medication the patient spoke of stands now, across sessions."""
+    return [
+        f"- {type.value} now: {quote_untrusted(s.subject, 80)} {s.now} since"
+        f" {s.at:%Y-%m-%d} (history: {', '.join(s.history)})"
+        for type in (MemoryType.ADHERENCE, MemoryType.SYMPTOM)
+        for s in subject_states(memories, type)
+    ]
+
+
 def _sections(facts: list[Fact], memories: list[MemoryRecord]) -> list[tuple[str, list[str]]]:
     def of(kind: FactKind, *statuses: str) -> list[Fact]:
         return [f for f in facts if f.kind is kind and (f.status or "active") in statuses]
@@ -133,7 +145,10 @@ def _sections(facts: list[Fact], memories: list[MemoryRecord]) -> list[tuple[str
         ("### Current medications\n", [_medication(f) for f in of(FactKind.MEDICATION, "current")]),
         ("### Allergies\n", [_allergy(f) for f in of(FactKind.ALLERGY, "active")]),
         ("### Recent labs\n", [_lab(f) for f in _recent_labs(facts)]),
-        (UNTRUSTED_OPEN, [_memory(m, labels) for m in memories[:MAX_MEMORIES]]),
+        (
+            UNTRUSTED_OPEN,
+            _states(memories) + [_memory(m, labels) for m in memories[:MAX_MEMORIES]],
+        ),
     ]
 
 

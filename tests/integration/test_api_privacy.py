@@ -222,6 +222,10 @@ def test_the_context_block_puts_the_record_first_and_fences_patient_words(
     assert "second line" in line
     assert "conflicts record: metformin m" in text
     assert block["omitted"] == 0
+    # where each subject stands now comes first among the patient's words, quoted too
+    state = next(x for x in text.splitlines() if x.startswith("- adherence now: "))
+    assert text.index(state) < text.index(line)
+    assert state.split(": ", 1)[1].startswith('"') and " since " in state
 
 
 def test_the_context_block_is_cut_to_the_budget_on_whole_items(store: GraphStore, org: str) -> None:
