@@ -45,9 +45,15 @@ def _details(record: MemoryRecord) -> tuple[tuple[str, str], ...]:
     memory = record.memory
     return fields(
         ("Speaker", memory.speaker.value),
-        ("Confidence", number(memory.confidence)),
+        ("Confidence", f"{number(memory.confidence)} ({confidence_level(memory.confidence)})"),
         ("Extractor", f"{memory.extractor} {memory.extractor_version}"),
     )
+
+
+def confidence_level(value: float) -> str:
+    """A badge for how a memory was established (engine/memories/confidence.py): a direct
+    statement is high, a bare yes or an inferred drug low."""
+    return "high" if value >= 0.75 else "medium" if value >= 0.5 else "low"
 
 
 def _stamp(record: MemoryRecord) -> str:
