@@ -176,11 +176,14 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     out = []
     for ci, cj, complaint in complaints:
         near = [p for p in parts if p[1] > ci - _WINDOW and p[0] < cj + _WINDOW]
-        if not near:
+        closest = min(near, key=lambda p: abs(p[0] - ci)) if near else None
+        if closest is None or _crosses_sentence(tokens, min(closest[0], ci), max(closest[1], cj)):
+            if (back := _pointed_back(tokens, parts, ci)) is not None:
+                subject = f"{_singular_part(back)} {complaint}"
+                start = tokens[ci - 1].start
+                out.append(Mention("body", start, tokens[cj - 1].end, subject, subject))
             continue
-        pi, pj, part = min(near, key=lambda p: abs(p[0] - ci))
-        if _crosses_sentence(tokens, min(pi, ci), max(pj, cj)):
-            continue
+        pi, pj, part = closest
         lo, hi = min(pi, ci), max(pj, cj)
         subject = f"{_singular_part(part)} {complaint}"
         out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
@@ -190,6 +193,20 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                     both = f"{_singular_part(other)} {complaint}"
                     out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
     return out
+
+
+# "it's my right upper arm . it hurts really bad": "it" is the part named just before
+_POINTERS = frozenset({"it", "that", "this", "they", "those"})
+_BACK = 12  # tokens
+
+
+def _pointed_back(tokens: list[Token], parts: list[tuple[int, int, str]], ci: int) -> str | None:
+    """The body part a pronoun just before a complaint points back to, named at most
+    `_BACK` tokens earlier in the message."""
+    if ci == 0 or tokens[ci - 1].text not in _POINTERS:
+        return None
+    before = [p for p in parts if p[1] <= ci - 1 and ci - p[1] <= _BACK]
+    return before[-1][2] if before else None
 
 
 def _singular_part(part: str) -> str:
