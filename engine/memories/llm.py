@@ -175,7 +175,16 @@ class LlmExtractor:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
-        data, attempts = self._post(body)
+        try:
+            data, attempts = self._post(body)
+        except _Refused as refused:
+            if "temperature" not in body or "temperature" not in refused.text.lower():
+                raise
+            # reasoning models accept only their default temperature: send none from now on
+            log.warning("LLM endpoint refused a temperature; sending none from now on")
+            self.temperature = None
+            del body["temperature"]
+            data, attempts = self._post(body)
         content, finish, usage = _read_envelope(data)
         answer = read_answer(content)
         truncated = answer.truncated or finish == "length"
@@ -213,7 +222,10 @@ class LlmExtractor:
                     return _json(response), attempt
                 problem = f"HTTP {response.status_code}: {response.text[:200]!r}"
                 if response.status_code not in _RETRY_STATUS:
-                    raise EngineError(f"the LLM endpoint {self.url} refused the request: {problem}")
+                    raise _Refused(
+                        f"the LLM endpoint {self.url} refused the request: {problem}",
+                        response.text[:2000],
+                    )
                 if (asked := _retry_after(response)) is not None:
                     wait = asked
             if attempt < attempts:
@@ -232,6 +244,14 @@ class LlmExtractor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Refused(EngineError):
+    """The endpoint answered 4xx to this request; `text` is its answer's start."""
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message)
+        self.text = text
 
 
 def _json(response: httpx.Response) -> Any:

@@ -10,7 +10,7 @@ from engine.memories.relate import INFERENCE
 from engine.memories.service import generate_memories
 from engine.memories.verify import METHOD_PROPOSED
 from engine.models import Scope
-from tests.unit.fake_llm import FakeLLM, chat
+from tests.unit.fake_llm import FakeLLM, Reply, chat
 from tests.unit.test_memories_builders import conversation
 from tests.unit.test_memories_llm import FACTS, HEADACHE, STOPPED, TURNS
 from tests.unit.test_memories_service import FakeStore
@@ -119,3 +119,22 @@ def test_a_long_conversation_is_read_in_overlapping_parts_and_merged(fake: FakeL
     assert [m.subject for m in result.memories] == ["metformin"]
     assert [r.fact_key for r in result.relationships] == [METFORMIN]
     assert result.usage.calls == len(bodies) and result.usage.prompt_tokens == 900 * len(bodies)
+
+
+def test_a_model_that_refuses_a_temperature_is_asked_again_without_one(fake: FakeLLM) -> None:
+    refused = Reply(
+        400,
+        {
+            "error": {
+                "message": "Unsupported value: 'temperature' does not support 0 with this model."
+            }
+        },
+    )
+    fake.replies = [refused, chat(answer(STOPPED))]
+    with LlmExtractor(fake.base_url, "reasoning-model") as llm:
+        result = generate_memories(FakeStore(TURNS, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+        again = llm.extract(TURNS, FACTS)
+    first, second, third = fake.bodies()
+    assert first["temperature"] == 0 and "temperature" not in second
+    assert "temperature" not in third and again.usage.calls == 1
+    assert [m.subject for m in result.memories] == ["metformin"]
