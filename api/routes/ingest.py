@@ -9,7 +9,8 @@ from api.deps import INGEST_WRITE, PrincipalDep, ScopeDep, SettingsDep, StoreDep
 from api.problems import PayloadTooLarge, UnsupportedMediaType
 from engine.errors import IdentityMismatch, InvalidInput
 from ingest.identity import MISMATCH
-from ingest.pipeline import Ingestor, IngestReport, read_bytes, what_is_in
+from ingest.pipeline import Ingestor, IngestReport, read_bytes
+from ingest.sniff import what_is_in
 
 router = APIRouter(prefix="/v1/patients/{pid}/ingest", tags=["ingest"])
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from engine.sqlite_store import SqliteStore
-from ingest.pipeline import Ingestor, ingest_paths, read_bytes, what_is_in
+from ingest.pipeline import Ingestor, ingest_paths, read_bytes
+from ingest.sniff import what_is_in
 
 VENDOR = (
     Path(__file__).parents[1] / "data" / "ccda" / "vendor" / "cerner_problems_and_medications.xml"
