@@ -273,7 +273,9 @@ def to_candidates(
     return out
 
 
-_FACT_NUMBER = re.compile(r"^\s*(?:F|fact\s*)?#?\s*(\d+)\s*$", re.IGNORECASE)
+# "F3", "3", "fact 3", "#3", "F3 (Lisinopril 20 mg)": the number the prompt gave the fact
+_FACT_NUMBER = re.compile(r"^\s*(?:F|fact\s*)?#?\s*(\d+)\b", re.IGNORECASE)
+_FACT_KEYS = ("fact", "fact_number", "fact_id", "id", "number")
 
 
 def _proposals(item: dict[str, Any], numbered: list[Fact]) -> list[Proposal]:
@@ -285,7 +287,8 @@ def _proposals(item: dict[str, Any], numbered: list[Fact]) -> list[Proposal]:
         if not isinstance(entry, dict):
             continue
         lower = {str(k).lower(): v for k, v in entry.items()}
-        match = _FACT_NUMBER.match(as_text(lower.get("fact")))
+        named = next((lower[k] for k in _FACT_KEYS if lower.get(k) not in (None, "")), "")
+        match = _FACT_NUMBER.match(as_text(named))
         n = int(match.group(1)) if match else 0
         fact_key = numbered[n - 1].fact_key if 1 <= n <= len(numbered) else None
         why = as_text(lower.get("why") or lower.get("rationale") or lower.get("reason"))

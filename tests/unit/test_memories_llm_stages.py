@@ -138,3 +138,14 @@ def test_a_model_that_refuses_a_temperature_is_asked_again_without_one(fake: Fak
     assert first["temperature"] == 0 and "temperature" not in second
     assert "temperature" not in third and again.usage.calls == 1
     assert [m.subject for m in result.memories] == ["metformin"]
+
+
+def test_fact_numbers_are_read_however_the_model_writes_them(
+    fake: FakeLLM, llm: LlmExtractor
+) -> None:
+    proposals = [
+        {"fact_number": "F2 (Metformin 500 MG Oral Tablet)", "type": "Conflicts", "why": "a"},
+    ]
+    fake.replies = [chat(answer({**STOPPED, "relationships": proposals}))]
+    result = generate_memories(FakeStore(TURNS, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    assert [(r.fact_key, r.type.value) for r in result.relationships] == [(METFORMIN, "conflicts")]
