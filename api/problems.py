@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from engine.errors import (
     Conflict,
     EngineError,
+    ExtractorFailed,
     IdentityMismatch,
     InvalidInput,
     NotFound,
@@ -65,6 +66,7 @@ STATUS = {
     UnsupportedMediaType: 415,
     InvalidInput: 422,
     StoreUnavailable: 503,
+    ExtractorFailed: 502,
     Unauthenticated: 401,
     Forbidden: 403,
     RateLimited: 429,
@@ -82,6 +84,7 @@ TITLES = {
     422: "Invalid request",
     429: "Too many requests",
     500: "Internal error",
+    502: "Bad gateway",
     503: "Service unavailable",
 }
 
@@ -133,6 +136,10 @@ def _engine_error(_: Request, exc: Exception) -> JSONResponse:
         # The driver's message names hosts and ports: logged, not answered.
         log.warning("store unavailable: %s", exc)
         detail = "the store cannot be reached; retry later"
+    if isinstance(exc, ExtractorFailed):
+        # It names the endpoint and may quote its answer (which can echo the prompt).
+        log.warning("memory extractor failed: %s", type(exc).__name__)
+        detail = "the memory extractor's model endpoint failed; nothing was written; retry later"
     return problem(status, TITLES.get(status, type(exc).__name__), detail, _headers(exc), **extra)
 
 

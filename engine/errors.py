@@ -38,5 +38,10 @@ class IdentityMismatch(Conflict):
         self.errors = errors or []
 
 
+class ExtractorFailed(EngineError):
+    """The memory extractor's model endpoint failed or answered unusably; nothing was
+    written, and the same call may be retried."""
+
+
 class StoreUnavailable(EngineError):
     """The graph store cannot be reached; retrying later may succeed."""

@@ -3,7 +3,7 @@
 The prompt (`llm_prompt`) condenses the annotation guideline; `llm_parse` reads the answer
 however the model wrapped it. The endpoint is retried a bounded number of times on 429, 5xx,
 timeouts and connection errors (honouring Retry-After, capped); when it keeps failing,
-`extract` raises `EngineError` and the service writes nothing. Token usage comes back
+`extract` raises `ExtractorFailed` and the service writes nothing. Token usage comes back
 with each extraction and is summed over the instance's life (`usage`).
 
 A conversation whose prompt would exceed the input budget (`input_budget_tokens`,
@@ -24,7 +24,7 @@ from typing import Any, Self
 import httpx
 from pydantic import SecretStr
 
-from engine.errors import EngineError
+from engine.errors import EngineError, ExtractorFailed
 from engine.memories.extractor import Candidate, Extraction, Usage
 from engine.memories.llm_merge import merge_parts, parts
 from engine.memories.llm_parse import read_answer, to_candidates
@@ -145,7 +145,7 @@ class LlmExtractor:
         """Candidates for `messages[processed:]`, read in parts when they exceed the budget.
 
         Raises:
-            EngineError: the endpoint kept failing, refused the request, or answered
+            ExtractorFailed: the endpoint kept failing, refused the request, or answered
                 with no JSON at all.
         """
         if len(messages) <= processed:
@@ -194,7 +194,7 @@ class LlmExtractor:
             self._last = call
         if not answer.found_json:
             # The answer may repeat what the patient said: its text stays out of errors.
-            raise EngineError(f"the model's answer held no JSON ({len(content)} characters)")
+            raise ExtractorFailed(f"the model's answer held no JSON ({len(content)} characters)")
         if truncated:
             log.warning("LLM answer cut off (finish_reason=%s); whole items kept", finish)
         return to_candidates(answer.items, messages, numbered_facts(facts)), call
@@ -232,7 +232,9 @@ class LlmExtractor:
                 wait = min(wait, self.max_backoff_s)
                 log.warning("LLM endpoint: %s; retry %d in %.1fs", problem, attempt, wait)
                 self._sleep(wait)
-        raise EngineError(f"the LLM endpoint {self.url} failed {attempts} times; last: {problem}")
+        raise ExtractorFailed(
+            f"the LLM endpoint {self.url} failed {attempts} times; last: {problem}"
+        )
 
     def close(self) -> None:
         """Closes the HTTP client if this extractor made it."""
@@ -246,7 +248,7 @@ class LlmExtractor:
         self.close()
 
 
-class _Refused(EngineError):
+class _Refused(ExtractorFailed):
     """The endpoint answered 4xx to this request; `text` is its answer's start."""
 
     def __init__(self, message: str, text: str) -> None:
@@ -258,7 +260,9 @@ def _json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError as e:
-        raise EngineError(f"the LLM endpoint answered with no JSON: {response.text[:200]!r}") from e
+        raise ExtractorFailed(
+            f"the LLM endpoint answered with no JSON: {response.text[:200]!r}"
+        ) from e
 
 
 def _read_envelope(data: Any) -> tuple[str, str | None, Usage]:
@@ -267,11 +271,11 @@ def _read_envelope(data: Any) -> tuple[str, str | None, Usage]:
         choice = data["choices"][0]
         content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError) as e:
-        raise EngineError("the LLM endpoint's answer is not a chat completion") from e
+        raise ExtractorFailed("the LLM endpoint's answer is not a chat completion") from e
     if isinstance(content, list):  # content parts, as some gateways return them
         content = "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
     if not isinstance(content, str):
-        raise EngineError("the chat completion has no text content (a refusal?)")
+        raise ExtractorFailed("the chat completion has no text content (a refusal?)")
     usage = data.get("usage") if isinstance(data, dict) else None
     usage = usage if isinstance(usage, dict) else {}
     finish = choice.get("finish_reason")

@@ -148,3 +148,31 @@ def test_paused_patient_keeps_nothing_even_after_resuming(client: TestClient) ->
     assert (resumed["status"], resumed["memories"]) == ("nothing-new", [])
     assert client.get(f"{BASE}/memories").json() == []
     assert client.get(f"{BASE}/sessions/{session_id}").json()["messages"]  # still readable
+
+
+def test_a_failing_model_endpoint_is_502_and_writes_nothing(store: GraphStore, org: str) -> None:
+    settings = Settings(
+        org=org,
+        extractor="llm",
+        llm_base_url="http://127.0.0.1:9/v1",
+        llm_model="m",
+        llm_max_retries=0,
+        llm_timeout_s=2,
+    )
+    app = create_app(store)
+    app.dependency_overrides[get_settings] = lambda: settings
+    with TestClient(app) as client:
+        client.post(
+            f"{BASE}/ingest/fhir",
+            content=(DATA / "pair" / "record.fhir.json").read_bytes(),
+            headers={"content-type": "application/fhir+json"},
+        )
+        session_id = _session(client, ("patient", "I stopped taking the metformin."))
+        response = client.post(f"{BASE}/sessions/{session_id}/generate-memories")
+
+        assert response.status_code == 502
+        assert response.headers["content-type"] == "application/problem+json"
+        assert "model endpoint failed" in response.json()["detail"]
+        assert "127.0.0.1:9" not in response.text
+        assert client.get(f"{BASE}/sessions/{session_id}").json()["processed_through"] == 0
+        assert client.get(f"{BASE}/memories").json() == []
