@@ -40,6 +40,7 @@ from engine.audit import AuditEvent
 from engine.errors import EngineError, InvalidInput
 from engine.fhir_export import export_patient
 from engine.memories.select import extractor_for
+from engine.memories.service import TokenUsage
 from engine.memories.service import generate_memories as generate
 from engine.models import Scope
 from engine.settings import Settings
@@ -74,6 +75,7 @@ class Generated(BaseModel):
     processed_through: int
     memories: list[NewMemory]
     relationships: list[GeneratedRelationship]
+    usage: TokenUsage  # the extractor's model calls; zeros for the offline extractor
 
 
 def _checked(value: str, what: str) -> str:
@@ -159,6 +161,7 @@ def _generated(store: GraphStore, scope: Scope, session_id: str, settings: Setti
             for m in result.memories
         ],
         relationships=[GeneratedRelationship.of(r) for r in result.relationships],
+        usage=result.usage,
     )
 
 
