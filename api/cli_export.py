@@ -47,10 +47,11 @@ def export_command(
             raise typer.Exit(1) from e
     if ndjson is not None:
         ndjson.mkdir(parents=True, exist_ok=True)
-        for rtype, resources in sorted(by_type(bundle).items()):
+        grouped = sorted(by_type(bundle).items())
+        for rtype, resources in grouped:
             lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in resources)
             (ndjson / f"{rtype}.ndjson").write_text(lines, "utf-8")
-        counts = ", ".join(f"{len(v)} {k}" for k, v in sorted(by_type(bundle).items()))
+        counts = ", ".join(f"{len(v)} {k}" for k, v in grouped)
         errors.print(f"wrote {ndjson}/: {counts}")
         return
     text = json.dumps(bundle, ensure_ascii=False, indent=2) + "\n"

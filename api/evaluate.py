@@ -25,9 +25,9 @@ from engine.evaluation import (
     Scores,
     score_case,
 )
-from engine.memories.extractor import Extractor
+from engine.memories.extractor import Extractor, Usage
 from engine.memories.offline import warm_up
-from engine.memories.service import TokenUsage, generate_memories
+from engine.memories.service import generate_memories
 from engine.models import NewMessage, Role, Scope, Session
 from engine.sqlite_store import SqliteStore
 from engine.store import GraphStore
@@ -83,7 +83,7 @@ class CaseReport(BaseModel):
     scores: ScoreReport
     seconds: float
     ingest_errors: int = 0
-    usage: TokenUsage = TokenUsage()
+    usage: Usage = Usage()
 
 
 class EvalReport(BaseModel):
@@ -92,7 +92,7 @@ class EvalReport(BaseModel):
     overall: ScoreReport
     mean_seconds: float
     max_seconds: float
-    usage: TokenUsage = TokenUsage()
+    usage: Usage = Usage()
 
 
 def case_dirs(root: Path) -> list[Path]:
@@ -198,18 +198,13 @@ def evaluate_dir(
         if progress is not None:
             progress(case.name)
     times = [r.seconds for r in reports] or [0.0]
-    usage = [r.usage for r in reports]
     return EvalReport(
         extractor=f"{extractor.name} {extractor.version}" if extractor else "offline-context",
         cases=reports,
         overall=ScoreReport.of(total),
         mean_seconds=round(sum(times) / len(times), 4),
         max_seconds=max(times),
-        usage=TokenUsage(
-            prompt_tokens=sum(u.prompt_tokens for u in usage),
-            completion_tokens=sum(u.completion_tokens for u in usage),
-            calls=sum(u.calls for u in usage),
-        ),
+        usage=sum((r.usage for r in reports), Usage()),
     )
 
 

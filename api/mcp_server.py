@@ -39,8 +39,8 @@ from api.schemas import GeneratedRelationship
 from engine.audit import AuditEvent
 from engine.errors import EngineError, InvalidInput
 from engine.fhir_export import export_patient
+from engine.memories.extractor import Usage
 from engine.memories.select import extractor_for
-from engine.memories.service import TokenUsage
 from engine.memories.service import generate_memories as generate
 from engine.models import Scope
 from engine.settings import Settings
@@ -75,7 +75,7 @@ class Generated(BaseModel):
     processed_through: int
     memories: list[NewMemory]
     relationships: list[GeneratedRelationship]
-    usage: TokenUsage  # the extractor's model calls; zeros for the offline extractor
+    usage: Usage  # the extractor's model calls; zeros for the offline extractor
 
 
 def _checked(value: str, what: str) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from engine.memories.service import TokenUsage
+from engine.memories.extractor import Usage
 from engine.models import (
     Fact,
     FactKind,
@@ -165,7 +165,7 @@ class GenerateResponse(BaseModel):
     processed_through: int
     memories: list[MemoryPublic]
     relationships: list[GeneratedRelationship]
-    usage: TokenUsage  # the extractor's model calls; zeros for the offline extractor
+    usage: Usage  # the extractor's model calls; zeros for the offline extractor
 
 
 def memories_public(

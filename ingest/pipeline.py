@@ -104,6 +104,8 @@ class Ingestor:
         self._accept_mismatch = accept_identity_mismatch
         self._actor = actor
         self.report = IngestReport()
+        # documents refused as another person's: what was found, and the reported problem
+        self.identity_refusals: list[tuple[str, Problem]] = []
 
     def feed(self, label: str, reader: Reader) -> None:
         """Consumes one input's records; links are written once its facts are all in."""
@@ -170,15 +172,15 @@ class Ingestor:
             )
             self._store.append_audit([event])
             return True
-        self.report.errors.append(
-            Problem(
-                file=label,
-                resource_type="Patient",
-                resource_id=patient,
-                message=f"{message}; nothing of this document was written for them"
-                " (--accept-identity-mismatch overrides)",
-            )
+        refusal = Problem(
+            file=label,
+            resource_type="Patient",
+            resource_id=patient,
+            message=f"{message}; nothing of this document was written for them"
+            " (--accept-identity-mismatch overrides)",
         )
+        self.report.errors.append(refusal)
+        self.identity_refusals.append((message, refusal))
         return False
 
     def _errors_in(self, label: str) -> bool:

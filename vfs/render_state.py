@@ -8,11 +8,12 @@ brand or generic), else by subject; symptom memories by the subject's words. The
 itself is patient-derived text and stays in the quote block.
 """
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from engine.memories.mentions import singular
+from engine.memories.text import words
 from engine.models import MemoryRecord, MemoryType, RelationshipType
 from vfs.doc import DISCREPANCY, Item, Quote, Section
 
@@ -22,7 +23,6 @@ _TAKING = {
     "changed_dose": "changed the dose",
 }
 _OFF = {"stopped": "stopped", "never_started": "never started", "ran_out": "ran out"}
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -118,8 +118,4 @@ def _subject_key(record: MemoryRecord) -> tuple[str, ...]:
         )
         if meds:
             return ("fact", *meds)
-    return ("words", *sorted({_stem(w) for w in _WORD.findall(record.memory.subject.lower())}))
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    return ("words", *sorted({singular(w) for w in words(record.memory.subject)}))

@@ -8,7 +8,6 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import INGEST_WRITE, PrincipalDep, ScopeDep, SettingsDep, StoreDep, require
 from api.problems import PayloadTooLarge, UnsupportedMediaType
 from engine.errors import IdentityMismatch, InvalidInput
-from ingest.identity import MISMATCH
 from ingest.pipeline import Ingestor, IngestReport, read_bytes
 from ingest.sniff import what_is_in
 
@@ -50,12 +49,11 @@ def _ingest(
     )
     ingestor.feed("request body", read_bytes(data, "request body", media_type=media_type))
     report = ingestor.report
-    refused = [p for p in report.errors if p.message.startswith(MISMATCH)]
-    if refused:
+    if ingestor.identity_refusals:
+        found, _ = ingestor.identity_refusals[0]
         raise IdentityMismatch(
-            f"{refused[0].message.split('; nothing')[0]}; nothing was written"
-            " (accept_identity_mismatch=true overrides)",
-            [p.model_dump(exclude_none=True) for p in refused],
+            f"{found}; nothing was written (accept_identity_mismatch=true overrides)",
+            [p.model_dump(exclude_none=True) for _, p in ingestor.identity_refusals],
         )
     if report.unusable:
         raise InvalidInput(

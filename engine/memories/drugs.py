@@ -110,20 +110,31 @@ _SALTS = frozenset(
 )
 
 
-_SEEN: dict[str, dict[str, Any]] = {}  # dictionary entries met so far, by lower-case name
+_CANONICAL: dict[str, str] = {}  # by dictionary entry name (lower case)
 
 
-@lru_cache(maxsize=8192)
-def canonical(name: str) -> str:
+def canonical(name: str, entry: dict[str, Any] | None = None) -> str:
     """One name per drug across the dictionary's entries.
 
     The dictionary keeps some drugs under two entries: "Thyroxine" (MeSH, with brands
     such as Synthroid) and "Levothyroxine" (the US generic, with a MedlinePlus
     monograph). An entry without a MedlinePlus id whose synonyms, salts set aside, name
-    an entry with one is that drug: "thyroxine" → "levothyroxine".
+    an entry with one is that drug: "thyroxine" → "levothyroxine". `entry` is the
+    dictionary entry named `name` when the caller has it ("thyroxine" is no key of the
+    dictionary, only the name of the entry Synthroid finds); a name with no entry found
+    is returned as is and not remembered, so that a later call with its entry decides.
     """
-    entry = _SEEN.get(name) or _entry(name)
-    if entry is None or entry.get("medline_plus_id"):
+    if name in _CANONICAL:
+        return _CANONICAL[name]
+    entry = entry or _entry(name)
+    if entry is None:
+        return name
+    _CANONICAL[name] = _generic_of(name, entry)
+    return _CANONICAL[name]
+
+
+def _generic_of(name: str, entry: dict[str, Any]) -> str:
+    if entry.get("medline_plus_id"):
         return name
     for synonym in sorted(entry.get("synonyms") or ()):
         base = " ".join(w for w in _WORD.findall(str(synonym).lower()) if w not in _SALTS)
@@ -154,8 +165,7 @@ def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
         name = str(data.get("name") or matched).lower()
         if name in _DOSAGE_FORMS:
             continue
-        _SEEN.setdefault(name, data)
-        name = canonical(name)
+        name = canonical(name, data)
         found.append((start, end, _SAME_AS.get(name, name)))
     return sorted(found)
 

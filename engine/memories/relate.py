@@ -75,11 +75,13 @@ def relate_all(
         facts: the patient's facts.
         proposer: the extractor's name and version, kept on what it proposed.
     """
-    inferred = relate([m for m, _ in accepted], facts)
+    inferred: dict[str, list[Relationship]] = {}
+    for rel in relate([m for m, _ in accepted], facts):
+        inferred.setdefault(rel.memory_id, []).append(rel)
     by_key = {f.fact_key: f for f in facts}
     out: list[Relationship] = []
     for memory, candidate in accepted:
-        mine = [r for r in inferred if r.memory_id == memory.memory_id]
+        mine = inferred.get(memory.memory_id, [])
         if candidate.relationships is None:
             out.extend(mine)
             continue

@@ -42,22 +42,6 @@ PUBLIC_ATTRIBUTES = frozenset(
 CONTEXT_MESSAGES = 6
 
 
-class TokenUsage(BaseModel):
-    """What the extractor's model calls cost; zeros for the offline extractor."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-
-    @classmethod
-    def of(cls, usage: Usage) -> "TokenUsage":
-        return cls(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            calls=usage.calls,
-        )
-
-
 class GenerateResult(BaseModel):
     """What one generate-memories call did."""
 
@@ -65,7 +49,7 @@ class GenerateResult(BaseModel):
     memories: list[Memory] = []
     relationships: list[Relationship] = []
     processed_through: int
-    usage: TokenUsage = TokenUsage()
+    usage: Usage = Usage()  # the extractor's model calls; zeros for the offline extractor
 
 
 def generate_memories(
@@ -126,7 +110,7 @@ def generate_memories(
         memories=memories,
         relationships=relationships,
         processed_through=last,
-        usage=TokenUsage.of(extraction.usage),
+        usage=extraction.usage,
     )
 
 
