@@ -38,10 +38,12 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     about_meds = last is not None and any(m.kind in MEDS for m, _ in last.mentions)
     # "on exam i see some swelling in your ankles , alright ?" / "yes": agreeing with a
     # finding is not the patient saying it (speaker discipline)
-    finding = last is not None and cues.reports_finding(last.text)
+    finding = last is not None and _finding(turn, last)
     if last is not None and pol is not Polarity.NONE and not about_meds and not finding:
         for m, a in last.mentions:
-            if m.kind in SYMPTOMISH and not (a.family or a.hypothetical):
+            if m.kind in SYMPTOMISH and not (
+                a.family or a.hypothetical or last.about_a_drug(m, turn.lex)
+            ):
                 _symptom_answer(turn, answer, pol, last, m)
     if pol in {Polarity.YES, Polarity.NO} and not any(m.kind in MEDS for m, _ in answer.mentions):
         for question in turn.asked.questions:
@@ -188,7 +190,7 @@ def _topic(turn: Turn, pol: Polarity) -> Mention | None:
         return None
     if any(m.kind in MEDS for m, _ in turn.question.mentions):
         return None  # "any medication for your asthma?" / "no": about a treatment
-    if cues.reports_finding(turn.question.text):
+    if _finding(turn, turn.question):
         return None  # "on exam i see swelling , alright?" / "yes": the clinician's words
     about = turn.conditions_of(topic.subject)
     if any(turn.conditions_of(c) & about for c in turn.covered):
@@ -197,6 +199,11 @@ def _topic(turn: Turn, pol: Polarity) -> Mention | None:
     if pol is Polarity.NONE and opening and any(m.kind in MEDS for m, _ in opening[0].mentions):
         return None  # "i've been taking the meds": the reply is about the treatment
     return topic
+
+
+def _finding(turn: Turn, question: Sentence) -> bool:
+    """The provider examines ("does that hurt?" while pressing) or reports a finding."""
+    return turn.examining or cues.reports_finding(question.text)
 
 
 def _status(turn: Turn, pol: Polarity) -> list[Sentence]:

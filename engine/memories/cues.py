@@ -203,6 +203,15 @@ _FINDING = re.compile(
     r"|(?:looking|look) at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?|images?"
     r"|scans?|echo\w*|ekg|numbers|report)?)\b"
 )
+# The provider announces the physical examination ("let's do a quick physical exam", "let
+# me examine you") and, later, turns from it to results, assessment or plan.
+_EXAM_STARTS = re.compile(
+    r"\b(?:(?:do|start|begin|perform)\s+(?:my|the|a|an|your)\s+(?:\w+\s+){0,2}?"
+    r"exam(?:ination)?|examine (?:you|your)|(?:do|start) the exam)\b"
+)
+_EXAM_ENDS = re.compile(
+    r"\b(?:x-?rays?|results?|labs?|assessment|impression|diagnosis|plan|recommend\w*)\b"
+)
 # Someone else's worry ("they were a little concerned about it"): not the patient's concern.
 _OTHERS_WORRY = re.compile(
     r"\b(?:they|he|she|the doctors?|doctor|dr|the nurses?|the er|the hospital)\s+(?:\w+\s+){0,3}?"
@@ -213,6 +222,14 @@ _OTHERS_WORRY = re.compile(
 def others_worry(text: str) -> bool:
     """The worry in the sentence is someone else's (the clinicians', "they")."""
     return bool(_OTHERS_WORRY.search(text.lower()))
+
+
+def examining(text: str, before: bool) -> bool:
+    """Whether the provider is examining after saying `text` (`before`: they were)."""
+    lowered = text.lower()
+    if _EXAM_STARTS.search(lowered):
+        return True
+    return before and not _EXAM_ENDS.search(lowered)
 
 
 def reports_finding(text: str) -> bool:

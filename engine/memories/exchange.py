@@ -25,6 +25,7 @@ _EXAMINING = re.compile(
     r"\b(let me|i'm going to|i am going to|i'll|i will|gon na|press|push|feel|listen|look)\b",
     re.IGNORECASE,
 )
+ALLERGY = re.compile(r"allerg", re.IGNORECASE)
 # ConText knows relatives; friends and colleagues who "have" something are someone else.
 _OTHER_PERSON = re.compile(
     r"\b(friend|friends|coworker|co-worker|colleague|neighbou?r|cousin|boss|roommate|partner"
@@ -52,6 +53,24 @@ class Sentence:
     @property
     def question(self) -> bool:
         return self.text.rstrip().endswith("?")
+
+    def about_a_drug(self, m: Mention, lex: Lexicon) -> bool:
+        """ "blood pressure medication" is a drug, not a reading; "allergies to medicines",
+        "allergic to penicillin" say what the allergy record holds, not a symptom."""
+        rest = words(self.text[m.end - self.start :])[:2]
+        if any(w in lex.med_nouns for w in rest):
+            return True
+        if not ALLERGY.search(m.canonical or m.subject) or rest[:1] != ("to",):
+            return False
+        after = m.end + self.text[m.end - self.start :].lower().index("to") + 2
+        return any(d.kind in MEDS and 0 <= d.start - after <= 2 for d, _ in self.mentions)
+
+    def asks_about_a_drug(self, m: Mention, lex: Lexicon) -> bool:
+        """This question names what `m` names as a drug ("any allergies to medicines?"),
+        so "no, I don't have allergies" answers about the drug."""
+        return self.question and any(
+            q.canonical == m.canonical and self.about_a_drug(q, lex) for q, _ in self.mentions
+        )
 
 
 def parse(text: str, lex: Lexicon) -> list[Sentence]:

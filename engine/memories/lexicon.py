@@ -33,6 +33,8 @@ class Lexicon:
     # single-word complaints → their canonical name ("aching" → "pain")
     body_complaint_words: dict[str, str]
     complaints: PhraseIndex[str]
+    # complaints that say nothing without their body part ("my knee symptoms")
+    part_only_complaints: frozenset[str]
     med_nouns: PhraseIndex[str]
     med_classes: dict[str, tuple[str, ...]]
     manifestations: dict[str, tuple[str, ...]]
@@ -88,6 +90,7 @@ def load_lexicon() -> Lexicon:
         body_part_words=frozenset(w for p in cues["body_parts"] for w in words(p)),
         body_complaint_words={k: v for k, v in cues["body_complaints"].items() if " " not in k},
         complaints=PhraseIndex(cues["body_complaints"]),
+        part_only_complaints=frozenset(cues["part_only_complaints"]),
         med_nouns=_index(cues["med_nouns"]),
         med_classes={k: tuple(v) for k, v in cues["med_classes"].items()},
         manifestations={k: tuple(v) for k, v in cues["manifestations"].items()},

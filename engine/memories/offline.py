@@ -50,8 +50,10 @@ class OfflineExtractor:
         out = Collector()
         seen: list[tuple[int, Mention]] = []  # medications named so far, by turn
         parts: list[tuple[int, str]] = []  # body parts named so far, by turn
+        examining = False
         for i, message in enumerate(messages):
             if message.role not in SPEAKERS:
+                examining = cues.examining(message.text, examining)
                 continue
             prev = messages[i - 1] if i > 0 and messages[i - 1].role is Role.PROVIDER else None
             asked = Asked.of(prev, lex) if prev else None
@@ -62,6 +64,7 @@ class OfflineExtractor:
             turn = Turn(message, parse(message.text, lex), asked, lex, views, out, drugs)
             turn.recent_med = recent[-1] if recent else None
             turn.recent_part = next((p for k, p in reversed(parts) if k >= i - PART_TURNS), None)
+            turn.examining = examining
             _read_turn(turn)
             parts += [(i, p) for p in _body_parts(turn.text, lex)]
             seen += [
@@ -96,7 +99,8 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
     for m, a in sentence.mentions:
         if m.kind not in SYMPTOMISH or a.family or a.hypothetical:
             continue
-        if _followed_by_med(sentence, m, turn.lex):
+        asked = turn.question if first else None
+        if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
             continue
         subject = _with_asked_part(turn, m)
         present = not (a.negated or absent)
@@ -197,12 +201,6 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
             attributes={"detail": sentence.text},
         ),
     )
-
-
-def _followed_by_med(sentence: Sentence, m: Mention, lex: Lexicon) -> bool:
-    """ "blood pressure medication" is about a drug, not a reading."""
-    rest = words(sentence.text[m.end - sentence.start :])[:2]
-    return any(w in lex.med_nouns for w in rest)
 
 
 def _asks_for_something(text: str, lex: Lexicon) -> bool:

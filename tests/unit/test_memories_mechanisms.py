@@ -355,6 +355,26 @@ PROVIDER_ONLY: list[tuple[str, Turns, list[Fact]]] = [
         [ASTH, FLUT],
     ),
     (
+        "exam maneuver + yes",
+        [
+            ("provider", "alright , let's go ahead and do a quick physical exam ."),
+            ("patient", "okay ."),
+            ("provider", "when i press on the inside of your knee , does that hurt ?"),
+            ("patient", "yes ."),
+            ("provider", "and when i bend it like this , any pain ?"),
+            ("patient", "no ."),
+        ],
+        [KNEE],
+    ),
+    (
+        "drug allergy question + no",
+        [
+            ("provider", "and do you have any allergies to medicines ?"),
+            ("patient", "no , i do n't have any allergies ."),
+        ],
+        [condition("condition:text:ar", "Seasonal allergic rhinitis")],
+    ),
+    (
         "explains + yeah",
         [
             (
@@ -367,6 +387,36 @@ PROVIDER_ONLY: list[tuple[str, Turns, list[Fact]]] = [
         [METF, DM],
     ),
 ]
+
+
+def test_answers_count_again_once_the_exam_is_over() -> None:
+    turns: Turns = [
+        ("provider", "let me examine you now ."),
+        ("provider", "does it hurt when i press here ?"),
+        ("patient", "yes ."),
+        ("provider", "okay , so my assessment is osteoarthritis of the knee . any knee pain at night ?"),
+        ("patient", "yes , most nights ."),
+    ]
+    memories, _ = _run(turns, [KNEE])
+    assert memories == [("symptom", "knee pain")]
+
+
+def test_a_complaint_without_its_part_takes_the_part_asked_about() -> None:
+    turns: Turns = [
+        ("provider", "so how is that right knee doing ?"),
+        ("patient", "not great . i get a lot of swelling , mostly at night ."),
+    ]
+    memories, edges = _run(turns, [KNEE])
+    assert ("symptom", "knee swelling") in memories
+    assert [e for e in edges if e[1] == "knee swelling"]
+
+
+def test_a_part_only_complaint_alone_is_no_symptom() -> None:
+    turns: Turns = [
+        ("provider", "do those symptoms get better when you stand up ?"),
+        ("patient", "yes , they do ."),
+    ]
+    assert _run(turns, [KNEE]) == ([], [])
 
 
 def _run(
