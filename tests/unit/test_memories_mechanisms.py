@@ -394,7 +394,10 @@ def test_answers_count_again_once_the_exam_is_over() -> None:
         ("provider", "let me examine you now ."),
         ("provider", "does it hurt when i press here ?"),
         ("patient", "yes ."),
-        ("provider", "okay , so my assessment is osteoarthritis of the knee . any knee pain at night ?"),
+        (
+            "provider",
+            "okay , so my assessment is osteoarthritis of the knee . any knee pain at night ?",
+        ),
         ("patient", "yes , most nights ."),
     ]
     memories, _ = _run(turns, [KNEE])
