@@ -1,0 +1,101 @@
+"""Clinician reviews over HTTP: scope, problem details, the latest review in memory JSON."""
+
+import pytest
+
+from engine.models import Scope
+from engine.store import GraphStore
+from tests.integration._security import (
+    add_conversation,
+    client,
+    fhir_bundle,
+    key_entry,
+    settings_for,
+)
+
+FHIR = {"content-type": "application/fhir+json"}
+REVIEWS = "/v1/patients/p1/memories/m1/reviews"
+
+
+@pytest.fixture
+def scope(store: GraphStore, org: str) -> Scope:
+    scope = Scope(org=org, patient="p1")
+    api = client(store, settings_for(org=org))
+    assert api.post(
+        "/v1/patients/p1/ingest/fhir", content=fhir_bundle("r"), headers=FHIR
+    ).is_success
+    add_conversation(store, scope, "r")
+    return scope
+
+
+def test_reviews_are_appended_and_the_latest_is_in_the_memory(
+    store: GraphStore, scope: Scope
+) -> None:
+    api = client(store, settings_for(org=scope.org))
+
+    confirmed = api.post(REVIEWS, json={"action": "confirm"})
+    dismissed = api.post(REVIEWS, json={"action": "dismiss", "reason": "duplicate"})
+
+    assert confirmed.status_code == 201, confirmed.text
+    assert dismissed.json()["reason"] == "duplicate"
+    assert dismissed.json()["by"] == "local"
+    listed = api.get(REVIEWS).json()
+    assert [r["action"] for r in listed] == ["confirm", "dismiss"]
+    (memory,) = api.get("/v1/patients/p1/memories").json()
+    assert memory["review"]["action"] == "dismiss"
+    assert memory["review"]["id"] == dismissed.json()["id"]
+    events = store.list_audit(scope.org, scope.patient, limit=100)
+    posted = [e for e in events if e.action == "POST /v1/patients/{pid}/memories/{mid}/reviews"]
+    assert [e.outcome for e in posted] == [201, 201]
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"action": "dismiss"}, "body"),
+        ({"action": "confirm", "reason": "wrong"}, "body"),
+        ({"action": "note", "note": "  "}, "body"),
+        ({"action": "note", "note": "x" * 2001}, "note"),
+        ({"action": "approve"}, "body.action"),
+        ({"action": "dismiss", "reason": "boring"}, "body.reason"),
+    ],
+)
+def test_bad_reviews_are_problem_details(
+    store: GraphStore, scope: Scope, body: dict[str, str], path: str
+) -> None:
+    api = client(store, settings_for(org=scope.org))
+
+    response = api.post(REVIEWS, json=body)
+
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["errors"][0]["path"] == path
+    assert api.get(REVIEWS).json() == []
+
+
+def test_unknown_memory_is_404(store: GraphStore, scope: Scope) -> None:
+    api = client(store, settings_for(org=scope.org))
+
+    response = api.post("/v1/patients/p1/memories/nope/reviews", json={"action": "confirm"})
+
+    assert response.status_code == 404
+    assert "memory 'nope' not found" in response.json()["detail"]
+    assert api.get("/v1/patients/p1/memories/nope/reviews").status_code == 404
+
+
+def test_reviewing_needs_the_memory_review_scope(store: GraphStore, scope: Scope) -> None:
+    keys = ";".join(
+        [
+            key_entry(scope.org, {"record:read", "memory:write"}, "writer"),
+            key_entry(scope.org, {"memory:review"}, "reviewer"),
+        ]
+    )
+    api = client(store, settings_for(org=scope.org, api_keys=keys))
+
+    refused = api.post(REVIEWS, json={"action": "confirm"}, headers={"X-API-Key": "writer"})
+    allowed = api.post(REVIEWS, json={"action": "confirm"}, headers={"X-API-Key": "reviewer"})
+
+    assert refused.status_code == 403
+    assert "memory:review" in refused.json()["detail"]
+    assert allowed.status_code == 201
+    assert allowed.json()["by"].startswith("key:")
+    assert len(store.list_reviews(scope, "m1")) == 1
