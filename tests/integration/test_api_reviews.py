@@ -99,3 +99,33 @@ def test_reviewing_needs_the_memory_review_scope(store: GraphStore, scope: Scope
     assert allowed.status_code == 201
     assert allowed.json()["by"].startswith("key:")
     assert len(store.list_reviews(scope, "m1")) == 1
+
+
+def test_a_dismissed_memory_leaves_the_views_and_raises_no_discrepancy(
+    store: GraphStore, scope: Scope
+) -> None:
+    api = client(store, settings_for(org=scope.org))
+    assert "conflicts record" in api.get("/v1/patients/p1/context").json()["text"]
+    assert "DISCREPANCY" in api.get("/v1/patients/p1/vfs/patient.md").text
+    issues = api.get("/v1/patients/p1/fhir/patient-reported").json()["entry"]
+    assert any(e["resource"]["resourceType"] == "DetectedIssue" for e in issues)
+
+    api.post(REVIEWS, json={"action": "dismiss", "reason": "wrong"})
+
+    context = api.get("/v1/patients/p1/context").json()["text"]
+    assert "I stopped the metformin" not in context
+    kept = api.get("/v1/patients/p1/context", params={"include_dismissed": "true"}).json()
+    assert "dismissed by a clinician" in kept["text"]
+    assert "conflicts record" not in kept["text"]
+    assert "DISCREPANCY" not in api.get("/v1/patients/p1/vfs/patient.md").text
+    adherence = api.get("/v1/patients/p1/vfs/memory/adherence.md").text
+    assert adherence.index("## Dismissed") < adherence.index("I stopped the metformin")
+    assert "DISCREPANCY" not in adherence
+    assert "dismiss (wrong) by local" in adherence
+    issues = api.get("/v1/patients/p1/fhir/patient-reported").json()["entry"]
+    assert not any(e["resource"]["resourceType"] == "DetectedIssue" for e in issues)
+    listing = api.get("/v1/patients/p1/vfs/medications/current/").json()["entries"]
+    (path,) = [e["path"] for e in listing]
+    assert "I stopped the metformin" not in api.get(f"/v1/patients/p1/vfs{path}").text
+    shown = api.get(f"/v1/patients/p1/vfs{path}", params={"include_dismissed": "true"}).text
+    assert "I stopped the metformin" in shown
