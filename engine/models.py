@@ -279,6 +279,11 @@ class MemoryRecord(Frozen):
         return decisions[-1] if decisions else None
 
     @property
+    def note(self) -> str:
+        """The latest note a review left ("" without one)."""
+        return next((r.note for r in reversed(self.reviews) if r.note), "")
+
+    @property
     def dismissed(self) -> bool:
         """Whether a clinician's latest decision on the memory is a dismissal."""
         return self.verdict is ReviewAction.DISMISS

@@ -45,13 +45,12 @@ def _attr(value: object) -> str:
 
 def _details(record: MemoryRecord) -> tuple[tuple[str, str], ...]:
     memory = record.memory
-    review = record.review
     return fields(
         ("Speaker", memory.speaker.value),
         ("Confidence", f"{number(memory.confidence)} ({badge(record)})"),
         ("Extractor", f"{memory.extractor} {memory.extractor_version}"),
         ("Review", _review(record)),
-        ("Review note", review.note if review else None),
+        ("Review note", record.note),
     )
 
 
