@@ -1,7 +1,11 @@
 """Clinician reviews over HTTP: scope, problem details, the latest review in memory JSON."""
 
-import pytest
+import re
 
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
 from engine.models import Scope
 from engine.store import GraphStore
 from tests.integration._security import (
@@ -129,3 +133,28 @@ def test_a_dismissed_memory_leaves_the_views_and_raises_no_discrepancy(
     assert "I stopped the metformin" not in api.get(f"/v1/patients/p1/vfs{path}").text
     shown = api.get(f"/v1/patients/p1/vfs{path}", params={"include_dismissed": "true"}).text
     assert "I stopped the metformin" in shown
+
+
+def test_the_viewer_form_post_is_audited_and_needs_its_token(
+    store: GraphStore, scope: Scope
+) -> None:
+    app = create_app(store, settings_for(org=scope.org))
+    api = TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False)
+    page = api.get("/patients/p1/vfs/memory/adherence.md")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert page.status_code == 200 and token is not None
+    assert api.cookies.get("cce_csrf") == token[1]
+    url = "/patients/p1/memories/m1/reviews"
+
+    refused = api.post(url, data={"action": "confirm"}, follow_redirects=False)
+    posted = api.post(url, data={"action": "confirm", "csrf": token[1]}, follow_redirects=False)
+    bad = api.post(url, data={"action": "dismiss", "csrf": token[1]}, follow_redirects=False)
+
+    assert refused.status_code == 403
+    assert posted.status_code == 303
+    assert posted.headers["location"].endswith("/vfs/memory/adherence.md#memory-m1")
+    assert bad.status_code == 422 and "needs a reason" in bad.text
+    assert [r.action.value for r in store.list_reviews(scope, "m1")] == ["confirm"]
+    events = store.list_audit(scope.org, scope.patient, limit=100)
+    viewer = [e.outcome for e in events if e.action.endswith("/memories/{mid}/reviews")]
+    assert sorted(viewer) == [303, 403, 422]

@@ -2,6 +2,9 @@
 
 from engine.models import DismissReason, MemoryRecord, Relationship, RelationshipType, ReviewAction
 from tests.contract.builders import memory, review
+from tests.unit.test_vfs_builders import jane
+from tests.unit.test_vfs_golden import DIABETES_STORY
+from vfs import VfsFile, read
 from vfs.render_memory import badge, reported_items
 
 
@@ -47,3 +50,16 @@ def test_a_note_keeps_the_confirmation_and_a_dismissal_ends_it() -> None:
     assert (badge(record), badge(noted)) == ("confirmed", "confirmed")
     assert badge(dismissed) == "medium" and dismissed.dismissed
     assert badge(_pair("c", 0.3)[0]) == "low"
+
+
+def test_dismissed_memories_are_read_only_when_asked_for() -> None:
+    store, scope = jane()
+
+    story = read(store, scope, DIABETES_STORY)
+    kept = read(store, scope, DIABETES_STORY, include_dismissed=True)
+
+    assert isinstance(story, VfsFile) and isinstance(kept, VfsFile)
+    assert "never thirsty" not in story.content
+    assert "never thirsty" in kept.content
+    item = next(x for x in kept.content.split("\n- ") if "never thirsty" in x)
+    assert "DISCREPANCY" not in item and "dismiss (wrong) by dr-house" in item
