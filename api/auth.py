@@ -27,10 +27,13 @@ from engine.settings import Settings
 
 INGEST_WRITE = "ingest:write"
 MEMORY_WRITE = "memory:write"
+MEMORY_REVIEW = "memory:review"
 RECORD_READ = "record:read"
 PATIENT_ERASE = "patient:erase"
 ADMIN = "admin"
-ALL_SCOPES = frozenset({INGEST_WRITE, MEMORY_WRITE, RECORD_READ, PATIENT_ERASE, ADMIN})
+ALL_SCOPES = frozenset(
+    {INGEST_WRITE, MEMORY_WRITE, MEMORY_REVIEW, RECORD_READ, PATIENT_ERASE, ADMIN}
+)
 
 log = logging.getLogger("cce.auth")
 _ORG = re.compile(r"^[A-Za-z0-9._-]{1,128}$")

@@ -223,7 +223,7 @@ def _register() -> None:
 
     app.add_typer(cli_memories.session_app, name="session")
     app.command("generate-memories")(cli_memories.generate_memories_command)
-    app.command("memories")(cli_memories.memories_command)
+    app.add_typer(cli_memories.memories_app, name="memories")
     app.command("eval")(cli_memories.eval_command)
     app.command("demo")(cli_demo.demo_command)
     app.command("export")(cli_export.export_command)

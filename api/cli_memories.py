@@ -1,12 +1,16 @@
-"""`cce session`, `cce generate-memories`, `cce memories` and `cce eval`."""
+"""`cce session`, `cce generate-memories`, `cce memories [review]` and `cce eval`."""
 
+import getpass
 import json
+import uuid
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.table import Table
+from typer import _click
+from typer.core import TyperGroup
 
 from api.cli_common import (
     JsonOption,
@@ -19,15 +23,38 @@ from api.cli_common import (
     print_json,
     scope_of,
 )
-from api.schemas import MemoryPublic, memories_public, new_session_id
+from api.schemas import MemoryPublic, ReviewPublic, memories_public, new_session_id
+from engine.audit import AuditEvent
 from engine.errors import EngineError, InvalidInput, NotFound
+from engine.memories.reviews import review_memory
 from engine.memories.select import extractor_for
 from engine.memories.service import generate_memories
-from engine.models import MemoryType, NewMessage, Role, Scope, Session
+from engine.models import (
+    DismissReason,
+    MemoryType,
+    NewMessage,
+    ReviewAction,
+    Role,
+    Scope,
+    Session,
+)
 from engine.settings import get_settings
 from engine.store import GraphStore
 
 session_app = typer.Typer(help="Open sessions and import conversations.")
+
+
+class _ListByDefault(TyperGroup):
+    """`cce memories PATIENT` lists (as before); `cce memories review ...` reviews."""
+
+    # typer vendors click: its groups take typer's own copy of click's Context.
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] != "--help":
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
+memories_app = typer.Typer(cls=_ListByDefault, help="List and review a patient's memories.")
 
 
 class Turn(BaseModel):
@@ -131,6 +158,7 @@ def generate_memories_command(
         console.print(f"  [bold]{memory.type.value}[/bold] {memory.subject}: {memory.text}")
 
 
+@memories_app.command("list")
 def memories_command(
     patient: str,
     type: Annotated[MemoryType | None, typer.Option(help="Only this type.")] = None,
@@ -148,17 +176,67 @@ def memories_command(
     console.print(_memories_table(patient, found))
 
 
+@memories_app.command("review")
+def review_command(
+    patient: str,
+    memory_id: str,
+    confirm: Annotated[bool, typer.Option("--confirm", help="The memory is right.")] = False,
+    dismiss: Annotated[
+        DismissReason | None, typer.Option(help="Dismiss it: wrong, not_relevant, duplicate.")
+    ] = None,
+    note: Annotated[str, typer.Option(help="A note (alone, or with the decision).")] = "",
+    store: StoreOption = None,
+    org: OrgOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Confirm, dismiss (with a reason) or annotate a memory; the review is appended."""
+    if confirm and dismiss is not None:
+        errors.print("[red]error:[/red] --confirm and --dismiss exclude each other")
+        raise typer.Exit(2)
+    action = (
+        ReviewAction.CONFIRM if confirm else ReviewAction.DISMISS if dismiss else ReviewAction.NOTE
+    )
+    scope = scope_of(org, patient)
+    actor = f"cli:{getpass.getuser()}"
+    with opened_store(store) as graph:
+        review = review_memory(graph, scope, memory_id, actor, action, dismiss, note)
+        graph.append_audit([_audit(scope, actor)])
+    if as_json:
+        print_json(ReviewPublic.of(review).model_dump(mode="json"))
+    else:
+        why = f" ({review.reason.value})" if review.reason else ""
+        console.print(f"{review.action.value}{why}: memory {memory_id} of {patient}")
+
+
+def _audit(scope: Scope, actor: str) -> AuditEvent:
+    """The CLI's review is audited as the API's is: who, which patient, no content."""
+    return AuditEvent(
+        org=scope.org,
+        actor=actor[:256],
+        patient=scope.patient,
+        action="cce memories review",
+        outcome=201,
+        correlation_id=uuid.uuid4().hex,
+    )
+
+
 def _memories_table(patient: str, found: list[MemoryPublic]) -> Table:
     table = Table(title=f"{len(found)} memories of {patient}")
-    for column in ("date", "type", "subject", "quote", "relationships"):
+    for column in ("date", "type", "subject", "quote", "relationships", "review"):
         table.add_column(column)
     for memory in found:
         quote = " … ".join(str(e["quote"]) for e in memory.evidence)
         links = ", ".join(
             f"{r.type.value} {r.fact_label or r.fact_id}" for r in memory.relationships
         )
+        review = memory.review.action.value if memory.review else ""
         table.add_row(
-            memory.created_at.date().isoformat(), memory.type.value, memory.subject, quote, links
+            memory.created_at.date().isoformat(),
+            memory.type.value,
+            memory.subject,
+            quote,
+            links,
+            review,
         )
     return table
 

@@ -16,6 +16,7 @@ from fastapi import Depends, FastAPI, Path, Request
 from api.auth import (
     ADMIN,
     INGEST_WRITE,
+    MEMORY_REVIEW,
     MEMORY_WRITE,
     PATIENT_ERASE,
     RECORD_READ,
@@ -31,6 +32,7 @@ from engine.store import GraphStore
 __all__ = [
     "ADMIN",
     "INGEST_WRITE",
+    "MEMORY_REVIEW",
     "MEMORY_WRITE",
     "PATIENT_ERASE",
     "RECORD_READ",

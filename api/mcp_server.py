@@ -141,10 +141,17 @@ def _masked(path: str) -> str:
 
 
 def _text(
-    store: GraphStore, scope: Scope, path: str, fmt: Format, budget: int | None = None
+    store: GraphStore,
+    scope: Scope,
+    path: str,
+    fmt: Format,
+    budget: int | None = None,
+    include_dismissed: bool = False,
 ) -> str:
     """A file's content, or the paths a directory holds."""
-    found = vfs.read(store, scope, path, format=fmt, token_budget=budget)
+    found = vfs.read(
+        store, scope, path, format=fmt, token_budget=budget, include_dismissed=include_dismissed
+    )
     if isinstance(found, VfsDir):
         lines = [f"{found.path} is a directory. Entries:", *(e.path for e in found.entries)]
         return "\n".join(lines) + "\n"
@@ -189,15 +196,17 @@ def create_server(backend: Backend) -> MCPServer:
         ctx: ToolContext,
         format: Format = Format.NARRATIVE,
         token_budget: int | None = None,
+        include_dismissed: bool = False,
     ) -> str:
         """Read a VFS file, e.g. /patient.md or /conditions/active/{slug}/_story.md.
 
         format: narrative (full markdown), compact (one line per item) or structured (JSON).
         token_budget: cut to about this many tokens, on whole items, saying what was left out.
+        include_dismissed: also show memories a clinician dismissed (left out by default).
         """
 
         def body(store: GraphStore, scope: Scope) -> str:
-            return _text(store, scope, path, format, token_budget)
+            return _text(store, scope, path, format, token_budget, include_dismissed)
 
         return backend.run(ctx, f"read_patient {_masked(path)}", patient, RECORD_READ, body)
 

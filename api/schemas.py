@@ -8,16 +8,19 @@ from pydantic import BaseModel, Field
 
 from engine.memories.extractor import Usage
 from engine.models import (
+    DismissReason,
     Fact,
     FactKind,
     Identifier,
     Memory,
     MemoryRecord,
+    MemoryReview,
     MemoryType,
     Message,
     NewMessage,
     Relationship,
     RelationshipType,
+    ReviewAction,
     Role,
     Scope,
     Session,
@@ -103,6 +106,34 @@ class RelationshipPublic(BaseModel):
         )
 
 
+class ReviewCreate(BaseModel):
+    action: ReviewAction
+    reason: DismissReason | None = None
+    note: str = ""
+
+
+class ReviewPublic(BaseModel):
+    id: str
+    memory_id: str
+    action: ReviewAction
+    reason: DismissReason | None
+    note: str
+    at: datetime
+    by: str
+
+    @classmethod
+    def of(cls, review: MemoryReview) -> "ReviewPublic":
+        return cls(
+            id=review.review_id,
+            memory_id=review.memory_id,
+            action=review.action,
+            reason=review.reason,
+            note=review.note,
+            at=review.created_at,
+            by=review.actor,
+        )
+
+
 class MemoryPublic(BaseModel):
     id: str
     type: MemoryType
@@ -116,6 +147,7 @@ class MemoryPublic(BaseModel):
     created_at: datetime
     session_id: str
     relationships: list[RelationshipPublic]
+    review: ReviewPublic | None  # the latest
 
     @classmethod
     def of(cls, record: MemoryRecord, facts: dict[str, Fact]) -> "MemoryPublic":
@@ -135,6 +167,7 @@ class MemoryPublic(BaseModel):
             relationships=[
                 RelationshipPublic.of(r, facts.get(r.fact_key)) for r in record.relationships
             ],
+            review=ReviewPublic.of(record.review) if record.review else None,
         )
 
 

@@ -14,11 +14,11 @@ patient-reported text the `reported` class. A strict Content-Security-Policy for
 scripts, frames and foreign resources on every page.
 """
 
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -27,7 +27,10 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 import vfs
+from api import viewer_reviews
 from api.deps import (
+    MEMORY_REVIEW,
+    PID_PATTERN,
     RECORD_READ,
     PrincipalDep,
     ScopeDep,
@@ -37,12 +40,13 @@ from api.deps import (
     require,
 )
 from api.problems import STATUS
-from engine.errors import EngineError
-from engine.models import Scope
+from engine.errors import EngineError, InvalidInput
+from engine.memories.reviews import review_memory
+from engine.models import DismissReason, ReviewAction, Scope
 from engine.store import GraphStore
 from vfs import Format, VfsDir, VfsEntry
 
-HERE = Path(__file__).parent
+HERE = FilePath(__file__).parent
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
     " base-uri 'none'; frame-ancestors 'none'"
@@ -194,9 +198,15 @@ def _failed(error: EngineError, name: str, values: dict[str, Any]) -> HTMLRespon
 
 @router.get("/patients/{pid}/vfs/{path:path}", dependencies=Reader)
 def browse(
-    store: StoreDep, scope: ScopeDep, path: str, format: Format = Format.NARRATIVE
+    request: Request,
+    store: StoreDep,
+    scope: ScopeDep,
+    principal: PrincipalDep,
+    path: str,
+    format: Format = Format.NARRATIVE,
 ) -> HTMLResponse:
-    """A file rendered to HTML, or a directory's entries, beside the tree."""
+    """A file rendered to HTML, or a directory's entries, beside the tree; a memory file
+    with a review form for each memory."""
     values = _frame(scope) | {"format": format.value, "formats": list(Format), "path": "/" + path}
     try:
         values["patient"] = store.get_patient(scope)
@@ -213,7 +223,59 @@ def browse(
         values["html"] = render_markdown(found.content, base)
     else:
         values["text"] = found.content
-    return page("browse.html", **values)
+    type = viewer_reviews.memory_type(found.path)
+    if type is None:
+        return page("browse.html", **values)
+    token = viewer_reviews.csrf_token(request, principal)
+    response = page(
+        "browse.html",
+        reviews=viewer_reviews.review_rows(store, scope, type),
+        reasons=viewer_reviews.REASONS,
+        csrf=token,
+        review_base=f"/patients/{quote(scope.patient, safe='')}/memories/",
+        **values,
+    )
+    viewer_reviews.set_cookie(response, request, token)
+    return response
+
+
+@router.post(
+    "/patients/{pid}/memories/{mid}/reviews",
+    dependencies=[require(MEMORY_REVIEW)],
+    response_model=None,
+)
+def review(
+    request: Request,
+    store: StoreDep,
+    scope: ScopeDep,
+    principal: PrincipalDep,
+    mid: Annotated[str, Path(pattern=PID_PATTERN)],
+    csrf: Annotated[str, Form()] = "",
+    action: Annotated[str, Form()] = "",
+    reason: Annotated[str, Form()] = "",
+    note: Annotated[str, Form()] = "",
+) -> HTMLResponse | RedirectResponse:
+    """A review form's post: appended, then back to the memory page (post/redirect/get)."""
+    if not viewer_reviews.csrf_ok(request, principal, csrf):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
+    try:
+        type = store.get_memory(scope, mid).type
+        chosen = _action(action)
+        why = DismissReason(reason) if chosen is ReviewAction.DISMISS and reason else None
+        review_memory(store, scope, mid, principal.actor, chosen, why, note)
+    except (EngineError, ValueError) as e:
+        error = e if isinstance(e, EngineError) else InvalidInput(f"unknown reason {reason!r}")
+        values = _frame(scope) | {"path": f"/memory/{mid}", "nodes": _tree(store, scope, "/")}
+        return _failed(error, "browse.html", values)
+    back = viewer_url(scope.patient, f"/memory/{type.value}.md") + f"#memory-{mid}"
+    return RedirectResponse(back, status_code=303)
+
+
+def _action(value: str) -> ReviewAction:
+    try:
+        return ReviewAction(value)
+    except ValueError as e:
+        raise InvalidInput(f"unknown review action {value!r}") from e
 
 
 @router.get("/patients/{pid}/search", dependencies=Reader)
@@ -234,4 +296,5 @@ def search(
 def install(app: FastAPI) -> None:
     """Adds the viewer's pages (authenticated like the API) and its stylesheet."""
     app.include_router(router, dependencies=[Depends(authenticate)])
+    viewer_reviews.install(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

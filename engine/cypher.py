@@ -21,6 +21,7 @@ class Label(StrEnum):
     SESSION = "Session"
     MESSAGE = "Message"
     MEMORY = "Memory"
+    REVIEW = "MemoryReview"
     AUDIT = "AuditEvent"
 
 
@@ -28,6 +29,7 @@ class Rel(StrEnum):
     ASSERTED_BY = "ASSERTED_BY"
     PART_OF = "PART_OF"
     FROM = "FROM"
+    REVIEWS = "REVIEWS"
 
 
 KEYS: dict[Label, tuple[str, ...]] = {
@@ -37,12 +39,14 @@ KEYS: dict[Label, tuple[str, ...]] = {
     Label.SESSION: ("org", "patient", "session_id"),
     Label.MESSAGE: ("org", "patient", "session_id", "seq"),
     Label.MEMORY: ("org", "patient", "memory_id"),
+    Label.REVIEW: ("org", "patient", "review_id"),
     Label.AUDIT: ("org", "event_id"),
 }
 
 # Erasure and counting go leaves first, the patient last: an interrupted erasure leaves the
 # patient listed, so that it is visibly unfinished and a rerun completes it.
 ERASE_ORDER = (
+    Label.REVIEW,
     Label.MESSAGE,
     Label.MEMORY,
     Label.SESSION,
@@ -247,9 +251,24 @@ RELATES = {t: relate(t) for t in RelationshipType}
 _MEMORY = "m.data AS data, m.created_at AS created_at, m.memory_id AS memory_id"
 LIST_MEMORIES = (
     f"{_scan('m', Label.MEMORY)} AND ($type IS NULL OR m.type = $type) RETURN {_MEMORY},"
-    f" [(m)-[r:{MEMORY_RELS}]->(f:{Label.FACT}) | [f.fact_key, r.data]] AS relationships"
+    f" [(m)-[r:{MEMORY_RELS}]->(f:{Label.FACT}) | [f.fact_key, r.data]] AS relationships,"
+    f" [(v:{Label.REVIEW})-[:{Rel.REVIEWS}]->(m) | v.data] AS reviews"
 )
 GET_MEMORY = f"MATCH {_node('m', Label.MEMORY, memory_id='$memory_id')} RETURN m.data AS data"
+
+# reviews
+
+GET_REVIEW = f"MATCH {_node('v', Label.REVIEW, review_id='$review_id')} RETURN v.review_id AS id"
+CREATE_REVIEW = (
+    f"MATCH {_node('m', Label.MEMORY, memory_id='$memory_id')}"
+    f" CREATE {_node('v', Label.REVIEW, review_id='$review_id')}-[:{Rel.REVIEWS}]->(m)"
+    " SET v.memory_id = $memory_id, v.created_at = $created_at, v.data = $data"
+    " RETURN count(v) AS created"
+)
+LIST_REVIEWS = (
+    f"MATCH (v:{Label.REVIEW})-[:{Rel.REVIEWS}]->{_node('m', Label.MEMORY, memory_id='$memory_id')}"
+    " RETURN v.data AS data"
+)
 
 # erasure
 

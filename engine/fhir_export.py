@@ -8,7 +8,7 @@ record and traceable to it (issue 12).
 - concern, preference → `Observation` (category `survey`, a local code): `valueString` the
   patient's words;
 - a `conflicts` edge → `DetectedIssue`: `implicated` the fact's sources, `detail` the
-  rationale, `evidence` the memory's resource;
+  rationale, `evidence` the memory's resource; none for a memory a clinician dismissed;
 - one generate-memories run → `Provenance`: agent the extractor (a `Device`), entity the
   session, target what the run produced.
 
@@ -99,7 +99,9 @@ def export_bundle(
         produced += [
             detected_issue(patient_id, record, by_key[r.fact_key], r.rationale, produced[0])
             for r in record.relationships
-            if r.type is RelationshipType.CONFLICTS and r.fact_key in by_key
+            if r.type is RelationshipType.CONFLICTS
+            and r.fact_key in by_key
+            and not record.dismissed
         ]
         resources += produced
         run = (memory.session_id, memory.extractor, memory.extractor_version, memory.created_at)

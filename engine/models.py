@@ -4,7 +4,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,128}$")]
 FieldValue = str | int | float | bool | None | list[str]
@@ -218,11 +225,68 @@ class Relationship(Frozen):
     extractor: str = ""
 
 
+class ReviewAction(StrEnum):
+    CONFIRM = "confirm"
+    DISMISS = "dismiss"
+    NOTE = "note"
+
+
+class DismissReason(StrEnum):
+    WRONG = "wrong"
+    NOT_RELEVANT = "not_relevant"
+    DUPLICATE = "duplicate"
+
+
+class MemoryReview(Frozen):
+    """A clinician's confirmation, dismissal (with its reason) or note on a memory.
+
+    Reviews are appended, never changed: the latest confirmation or dismissal decides.
+    """
+
+    review_id: Identifier
+    memory_id: Identifier
+    actor: str = Field(min_length=1, max_length=256)
+    action: ReviewAction
+    reason: DismissReason | None = None
+    note: str = Field(default="", max_length=2000)
+    created_at: UtcDatetime = Field(default_factory=utcnow)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "MemoryReview":
+        if (self.action is ReviewAction.DISMISS) != (self.reason is not None):
+            raise ValueError("a dismissal needs a reason, and only a dismissal has one")
+        if self.action is ReviewAction.NOTE and not self.note.strip():
+            raise ValueError("a note review needs a note")
+        return self
+
+
 class MemoryRecord(Frozen):
-    """A memory with the relationships it has to facts."""
+    """A memory with the relationships it has to facts and its reviews, oldest first."""
 
     memory: Memory
     relationships: tuple[Relationship, ...] = ()
+    reviews: tuple[MemoryReview, ...] = ()
+
+    @property
+    def review(self) -> MemoryReview | None:
+        """The latest review of any kind."""
+        return self.reviews[-1] if self.reviews else None
+
+    @property
+    def verdict(self) -> ReviewAction | None:
+        """The latest confirmation or dismissal; notes leave it as it was."""
+        decisions = [r.action for r in self.reviews if r.action is not ReviewAction.NOTE]
+        return decisions[-1] if decisions else None
+
+    @property
+    def note(self) -> str:
+        """The latest note a review left ("" without one)."""
+        return next((r.note for r in reversed(self.reviews) if r.note), "")
+
+    @property
+    def dismissed(self) -> bool:
+        """Whether a clinician's latest decision on the memory is a dismissal."""
+        return self.verdict is ReviewAction.DISMISS
 
 
 class Watermark(Frozen):

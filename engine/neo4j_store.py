@@ -26,7 +26,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from engine import cypher, neo4j_write
+from engine import cypher, neo4j_reviews, neo4j_write
 from engine.audit import ERASED, AuditEvent
 from engine.errors import Conflict, EngineError, InvalidInput, NotFound, StoreUnavailable
 from engine.models import (
@@ -37,6 +37,7 @@ from engine.models import (
     FactLink,
     Memory,
     MemoryRecord,
+    MemoryReview,
     MemoryType,
     Message,
     NewMessage,
@@ -237,6 +238,12 @@ class Neo4jStore:
         return removed
 
     @_translated
+    def add_review(self, scope: Scope, review: MemoryReview) -> MemoryReview:
+        """Appends a review to a memory; see `GraphStore.add_review`."""
+        self._write(neo4j_reviews.add_review, _scope(scope), review)
+        return review
+
+    @_translated
     def set_memory_paused(self, scope: Scope, paused: bool) -> None:
         """Pauses or resumes generate-memories for the patient; `NotFound` without one."""
         params = _scope(scope) | {"paused": paused}
@@ -338,9 +345,18 @@ class Neo4jStore:
                 relationships=tuple(
                     Relationship.model_validate_json(data) for _, data in sorted(r["relationships"])
                 ),
+                reviews=tuple(neo4j_reviews.ordered(r["reviews"])),
             )
             for r in rows
         ]
+
+    @_translated
+    def list_reviews(self, scope: Scope, memory_id: str) -> list[MemoryReview]:
+        """A memory's reviews, oldest first; `NotFound` if the memory is absent."""
+        reviews = self._read(lambda tx: neo4j_reviews.list_reviews(tx, _scope(scope), memory_id))
+        if reviews is None:
+            raise NotFound("memory", memory_id)
+        return reviews
 
     @_translated
     def get_memory(self, scope: Scope, memory_id: str) -> Memory:

@@ -79,7 +79,7 @@ def create_session(tx: Transaction, scope: Params, session: Session) -> None:
         "processed_through": session.processed_through,
         "created_at": session.created_at.isoformat(),
     }
-    _lock_patient(tx, params, upsert=True)
+    lock_patient(tx, params, upsert=True)
     if tx.run(cypher.GET_SESSION, params).single() is not None:
         raise Conflict(f"session {session.session_id!r} already exists")
     tx.run(cypher.CREATE_SESSION, params).consume()
@@ -137,9 +137,7 @@ def append_messages(
     return added
 
 
-def _lock_patient(
-    tx: Transaction, params: Params, *, upsert: bool, data: str | None = None
-) -> None:
+def lock_patient(tx: Transaction, params: Params, *, upsert: bool, data: str | None = None) -> None:
     """Locks the patient's node until the transaction ends, creating it if `upsert`."""
     if upsert:
         empty = Patient().model_dump_json()
@@ -152,7 +150,7 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
     """Applies a batch under the patient's lock; see `GraphStore.write`."""
     counts: Counter[str] = Counter()
     data = batch.patient.model_dump_json() if batch.patient is not None else None
-    _lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
+    lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
     if batch.sources:
         _upsert_sources(tx, params, batch.sources, counts)
     if batch.fact_links:

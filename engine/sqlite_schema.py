@@ -67,6 +67,13 @@ CREATE TABLE IF NOT EXISTS relationships (
     FOREIGN KEY (org, patient, memory_id) REFERENCES memories ON DELETE CASCADE,
     FOREIGN KEY (org, patient, fact_key) REFERENCES facts ON DELETE CASCADE
 );
+CREATE TABLE IF NOT EXISTS memory_reviews (
+    org TEXT NOT NULL, patient TEXT NOT NULL, review_id TEXT NOT NULL, memory_id TEXT NOT NULL,
+    created_at TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (org, patient, review_id),
+    FOREIGN KEY (org, patient, memory_id) REFERENCES memories ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS reviews_by_memory ON memory_reviews (org, patient, memory_id);
 CREATE TABLE IF NOT EXISTS patient_flags (
     org TEXT NOT NULL, patient TEXT NOT NULL, memory_paused INTEGER NOT NULL,
     PRIMARY KEY (org, patient),
@@ -91,10 +98,13 @@ CREATE TRIGGER IF NOT EXISTS memories_append_only BEFORE UPDATE ON memories
 BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS relationships_append_only BEFORE UPDATE ON relationships
 BEGIN SELECT RAISE(ABORT, 'relationships are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS reviews_append_only BEFORE UPDATE ON memory_reviews
+BEGIN SELECT RAISE(ABORT, 'memory reviews are append-only'); END;
 """
 
 # Children first, so that erasure never depends on cascades.
 ERASE_ORDER = (
+    "memory_reviews",
     "relationships",
     "memories",
     "messages",
@@ -122,4 +132,11 @@ FROM facts f
 JOIN assertions a ON a.org = f.org AND a.patient = f.patient AND a.fact_key = f.fact_key
 JOIN sources s ON s.org = a.org AND s.patient = a.patient AND s.source_ref = a.source_ref
 WHERE f.org = ? AND f.patient = ?
+"""
+
+INSERT_REVIEW = "INSERT INTO memory_reviews VALUES (?, ?, ?, ?, ?, ?)"
+# Oldest first; `? IS NULL` selects every memory's reviews at once.
+SELECT_REVIEWS = """
+SELECT data FROM memory_reviews WHERE org = ? AND patient = ? AND (? IS NULL OR memory_id = ?)
+ORDER BY created_at, review_id
 """

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine import sqlite_schema, sqlite_write
+from engine import sqlite_reviews, sqlite_schema, sqlite_write
 from engine.audit import AuditEvent
 from engine.errors import InvalidInput, NotFound
 from engine.models import (
@@ -17,6 +17,7 @@ from engine.models import (
     FactLink,
     Memory,
     MemoryRecord,
+    MemoryReview,
     MemoryType,
     Message,
     NewMessage,
@@ -132,6 +133,11 @@ class SqliteStore:
         self._db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
 
+    def add_review(self, scope: Scope, review: MemoryReview) -> MemoryReview:
+        with self._transaction() as db:
+            sqlite_reviews.add_review(db, scope, review)
+        return review
+
     def set_memory_paused(self, scope: Scope, paused: bool) -> None:
         with self._transaction() as db:
             if _patient_row(db, scope) is None:
@@ -231,11 +237,13 @@ class SqliteStore:
         ):
             rel = Relationship.model_validate_json(row["data"])
             relationships.setdefault(rel.memory_id, []).append(rel)
+        reviews = sqlite_reviews.reviews_by_memory(db, scope)
         records = []
         for row in memories:
             memory = Memory.model_validate_json(row["data"])
             rels = tuple(relationships.get(memory.memory_id, ()))
-            records.append(MemoryRecord(memory=memory, relationships=rels))
+            own = tuple(reviews.get(memory.memory_id, ()))
+            records.append(MemoryRecord(memory=memory, relationships=rels, reviews=own))
         return records
 
     def get_memory(self, scope: Scope, memory_id: str) -> Memory:
@@ -250,6 +258,9 @@ class SqliteStore:
         if row is None:
             raise NotFound("memory", memory_id)
         return Memory.model_validate_json(row["data"])
+
+    def list_reviews(self, scope: Scope, memory_id: str) -> list[MemoryReview]:
+        return sqlite_reviews.list_reviews(self._db(), scope, memory_id)
 
     def count_patient_items(self, scope: Scope) -> int:
         db = self._db()

@@ -17,6 +17,7 @@ from engine.models import (
     FactLink,
     Memory,
     MemoryRecord,
+    MemoryReview,
     MemoryType,
     Message,
     NewMessage,
@@ -97,7 +98,18 @@ class GraphStore(Protocol):
         ...
 
     def list_memories(self, scope: Scope, type: MemoryType | None = None) -> list[MemoryRecord]:
-        """Memories with their relationships, most recent first."""
+        """Memories with their relationships and reviews (oldest first), most recent first."""
+        ...
+
+    def add_review(self, scope: Scope, review: MemoryReview) -> MemoryReview:
+        """Appends a review to a memory; reviews are never updated or deleted.
+
+        `NotFound` when the memory does not exist, `Conflict` when the review id does.
+        """
+        ...
+
+    def list_reviews(self, scope: Scope, memory_id: str) -> list[MemoryReview]:
+        """A memory's reviews, oldest first; `NotFound` when the memory does not exist."""
         ...
 
     def get_memory(self, scope: Scope, memory_id: str) -> Memory:

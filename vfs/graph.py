@@ -62,9 +62,10 @@ def lab_group(fact: Fact) -> str:
 class PatientGraph:
     """Lazy, per-call view of one patient's graph in a store."""
 
-    def __init__(self, store: GraphStore, scope: Scope) -> None:
+    def __init__(self, store: GraphStore, scope: Scope, include_dismissed: bool = False) -> None:
         self.store = store
         self.scope = scope
+        self.include_dismissed = include_dismissed
         self._by_kind: dict[FactKind, list[Fact]] = {}
         self._extra: dict[str, Fact | None] = {}
 
@@ -110,12 +111,18 @@ class PatientGraph:
         return [link.from_key for link in self.links if link.type is type and link.to_key == key]
 
     @cached_property
-    def memories(self) -> list[MemoryRecord]:
-        """Every memory with its relationships, most recent first."""
+    def every_memory(self) -> list[MemoryRecord]:
+        """Every memory with its relationships and reviews, most recent first."""
         return self.store.list_memories(self.scope)
 
+    @cached_property
+    def memories(self) -> list[MemoryRecord]:
+        """The memories views show: those a clinician dismissed are left out, unless the
+        read asked for them (`include_dismissed`)."""
+        return [r for r in self.every_memory if self.include_dismissed or not r.dismissed]
+
     def memories_of(self, type: MemoryType) -> list[MemoryRecord]:
-        """The memories of one type, most recent first."""
+        """The memories of one type the views show, most recent first."""
         return [record for record in self.memories if record.memory.type is type]
 
     def about(self, key: str) -> list[tuple[MemoryRecord, Relationship]]:

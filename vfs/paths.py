@@ -161,6 +161,7 @@ def read(
     path: str,
     format: Format | str = Format.NARRATIVE,
     token_budget: int | None = None,
+    include_dismissed: bool = False,
 ) -> VfsFile | VfsDir:
     """Renders one VFS path from the live graph.
 
@@ -171,6 +172,8 @@ def read(
         format: narrative, compact or structured (see `Format`).
         token_budget: at most this many tokens (≈ characters / 4), cut on a whole item,
             with a closing note on what was left out; the header is always kept.
+        include_dismissed: also show the memories a clinician dismissed where views leave
+            them out (`/memory/{type}.md` always lists them under "Dismissed").
 
     Returns:
         The file, or the listing when the path is a directory.
@@ -182,7 +185,7 @@ def read(
     fmt = _format(format)
     if token_budget is not None and token_budget < 1:
         raise InvalidInput(f"token_budget must be a positive number of tokens, not {token_budget}")
-    graph = PatientGraph(store, scope)
+    graph = PatientGraph(store, scope, include_dismissed)
     graph.patient  # noqa: B018 - raises NotFound for an unknown patient
     canonical, node = resolve(graph, path)
     if node is None:

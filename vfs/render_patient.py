@@ -52,7 +52,9 @@ def _discrepancies(graph: PatientGraph) -> tuple[Item, ...]:
         )
         for record in graph.memories
         for rel in record.relationships
-        if rel.type is RelationshipType.CONFLICTS and (fact := graph.fact(rel.fact_key))
+        if rel.type is RelationshipType.CONFLICTS
+        and not record.dismissed
+        and (fact := graph.fact(rel.fact_key))
     ]
     disputed = [
         Item(

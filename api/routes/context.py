@@ -15,7 +15,15 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from api.deps import MEMORY_WRITE, RECORD_READ, ScopeDep, StoreDep, require
-from engine.models import Fact, FactKind, MemoryRecord, MemoryType, Scope
+from engine.models import (
+    Fact,
+    FactKind,
+    MemoryRecord,
+    MemoryType,
+    RelationshipType,
+    ReviewAction,
+    Scope,
+)
 from engine.store import GraphStore
 from vfs.render_state import subject_states
 
@@ -115,13 +123,19 @@ def _recent_labs(facts: list[Fact]) -> list[Fact]:
     return list(latest.values())[:MAX_LABS]
 
 
+_VERDICTS = {ReviewAction.CONFIRM: "confirmed", ReviewAction.DISMISS: "dismissed"}
+
+
 def _memory(record: MemoryRecord, labels: dict[str, str]) -> str:
     memory = record.memory
     links = "; ".join(
         f"{rel.type.value} record: {_clean(labels.get(rel.fact_key, 'a fact'), 80)}"
         for rel in record.relationships
+        if not (record.dismissed and rel.type is RelationshipType.CONFLICTS)
     )
     head = f"- {memory.type.value}, {_date(memory.created_at.isoformat())}, {memory.speaker.value}"
+    if record.verdict is not None:
+        head += f", {_VERDICTS[record.verdict]} by a clinician"
     return f"{head} said: {quote_untrusted(memory.text)}" + (f" ({links})" if links else "")
 
 
@@ -195,10 +209,14 @@ def context(
     store: StoreDep,
     scope: ScopeDep,
     token_budget: Annotated[int | None, Query(ge=100, le=1_000_000)] = None,
+    include_dismissed: bool = False,
 ) -> ContextBlock:
-    """A prompt-ready block: the record first, then untrusted patient-reported snippets."""
+    """A prompt-ready block: the record first, then untrusted patient-reported snippets.
+
+    Memories a clinician dismissed are left out unless `include_dismissed=true`."""
     store.get_patient(scope)
-    return render(scope, store.list_facts(scope), store.list_memories(scope), token_budget)
+    memories = [m for m in store.list_memories(scope) if include_dismissed or not m.dismissed]
+    return render(scope, store.list_facts(scope), memories, token_budget)
 
 
 def _pause(store: GraphStore, scope: Scope) -> MemoryPause:

@@ -77,10 +77,20 @@ def read_path(
     path: str,
     format: Format = Format.NARRATIVE,
     token_budget: Annotated[int | None, Query(ge=1, le=MAX_BUDGET)] = None,
+    include_dismissed: bool = False,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response | VfsDir:
-    """A VFS file rendered from the live graph, or the listing of a directory (`/` is root)."""
-    found = vfs.read(store, scope, path or "/", format=format, token_budget=token_budget)
+    """A VFS file rendered from the live graph, or the listing of a directory (`/` is root).
+
+    Memories a clinician dismissed are left out unless `include_dismissed=true`."""
+    found = vfs.read(
+        store,
+        scope,
+        path or "/",
+        format=format,
+        token_budget=token_budget,
+        include_dismissed=include_dismissed,
+    )
     if isinstance(found, VfsFile):
         return file_response(found, if_none_match)
     return found

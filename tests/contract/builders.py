@@ -6,12 +6,15 @@ from engine.models import (
     Batch,
     Claim,
     Coding,
+    DismissReason,
     Evidence,
     FactKind,
     Memory,
+    MemoryReview,
     MemoryType,
     Relationship,
     RelationshipType,
+    ReviewAction,
     Role,
     Source,
     SourceClaims,
@@ -94,4 +97,23 @@ def relationship(
         rationale="patient stopped a medication the record lists as current",
         confidence=0.8,
         method="test",
+    )
+
+
+def review(
+    review_id: str,
+    memory_id: str,
+    action: ReviewAction = ReviewAction.CONFIRM,
+    reason: DismissReason | None = None,
+    note: str = "",
+    day: int = 1,
+) -> MemoryReview:
+    return MemoryReview(
+        review_id=review_id,
+        memory_id=memory_id,
+        actor="dr-test",
+        action=action,
+        reason=reason,
+        note=note,
+        created_at=at(day),
     )

@@ -140,6 +140,8 @@ def _fill_through_the_api(store: GraphStore, api: Any, scope: Scope, marker: str
         )
         assert ingest.status_code == 200, ingest.text
     add_conversation(store, scope, marker)
+    review = {"action": "note", "note": f"called the patient {marker}"}
+    assert api.post(f"/v1/patients/{pid}/memories/m1/reviews", json=review).status_code == 201
     assert api.put(f"/v1/patients/{pid}/memory-pause", json={"paused": True}).status_code == 200
     assert marker in api.get(f"/v1/patients/{pid}/context").text
 
@@ -165,8 +167,8 @@ def test_erasure_through_the_api_leaves_nothing(
     assert scan(store, org, db_file, marker, scope.patient) == []
     events = store.list_audit(org, limit=1000)
     assert {e.patient for e in events} == {ERASED, "other"}
-    # 2 ingests, the accepted identity mismatch, pause, context, erase
-    assert sum(e.patient == ERASED for e in events) == 6
+    # 2 ingests, the accepted identity mismatch, review, pause, context, erase
+    assert sum(e.patient == ERASED for e in events) == 7
     assert api.get("/v1/admin/audit", params={"patient": scope.patient}).json() == []
     assert api.get(f"/v1/patients/{scope.patient}").status_code == 404
 

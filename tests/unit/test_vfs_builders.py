@@ -10,16 +10,19 @@ from engine.models import (
     Batch,
     Claim,
     Coding,
+    DismissReason,
     Evidence,
     FactKind,
     FactLink,
     FactLinkType,
     FieldValue,
     Memory,
+    MemoryReview,
     MemoryType,
     Patient,
     Relationship,
     RelationshipType,
+    ReviewAction,
     Role,
     Scope,
     Session,
@@ -386,6 +389,43 @@ def memories() -> tuple[Memory, ...]:
             at(5, hour=12),
             severity="<b>bad</b>",
         ),
+        memory(
+            "m7",
+            "s2",
+            MemoryType.SYMPTOM,
+            "I'm never thirsty",
+            "thirst",
+            at(5, hour=13),
+        ),
+    )
+
+
+def reviews() -> tuple[MemoryReview, ...]:
+    """m3 confirmed, with a hostile note; m7 (conflicting) dismissed as wrong."""
+
+    def review(
+        review_id: str,
+        memory_id: str,
+        action: ReviewAction,
+        reason: DismissReason | None = None,
+        note: str = "",
+    ) -> MemoryReview:
+        return MemoryReview(
+            review_id=review_id,
+            memory_id=memory_id,
+            actor="dr-house",
+            action=action,
+            reason=reason,
+            note=note,
+            created_at=at(6, hour=9),
+        )
+
+    return (
+        review("r1", "m3", ReviewAction.CONFIRM),
+        review(
+            "r2", "m3", ReviewAction.NOTE, note="<i>meter</i> **checked** [x](http://e.example)"
+        ),
+        review("r3", "m7", ReviewAction.DISMISS, reason=DismissReason.WRONG),
     )
 
 
@@ -405,6 +445,7 @@ def relationships() -> tuple[Relationship, ...]:
         rel("m2", METFORMIN, RelationshipType.CONFLICTS, "stopped a medication listed as current"),
         rel("m3", DIABETES, RelationshipType.CORROBORATES, "high blood sugar fits diabetes"),
         rel("m6", DIABETES, RelationshipType.CONFLICTS, "test of hostile text"),
+        rel("m7", DIABETES, RelationshipType.CONFLICTS, "not thirsty, against diabetes"),
     )
 
 
@@ -417,6 +458,8 @@ def write_patient(store: GraphStore, scope: Scope) -> None:
     store.create_session(scope, Session(session_id="s1", created_at=at(1, hour=8)))
     store.create_session(scope, Session(session_id="s2", created_at=at(5, hour=8)))
     store.write(scope, Batch(memories=memories(), relationships=relationships()))
+    for review in reviews():
+        store.add_review(scope, review)
 
 
 def jane() -> tuple[GraphStore, Scope]:
@@ -433,5 +476,5 @@ def test_the_fixture_patient_merges_and_links_as_designed() -> None:
     diabetes = store.get_fact(scope, DIABETES)
     assert [c.field for c in diabetes.conflicts] == ["onset"]
     assert diabetes.fields["onset"] == "2015-03-10"  # the more recent source wins
-    assert len(store.list_memories(scope)) == 6
+    assert len(store.list_memories(scope)) == 7
     assert len(store.list_fact_links(scope)) == 4

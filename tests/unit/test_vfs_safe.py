@@ -117,7 +117,7 @@ def test_memory_file_structure_is_only_what_the_renderer_wrote(
     headings = [
         tokens[i + 1][0].content for i, (t, _) in enumerate(tokens) if t.type == "heading_open"
     ]
-    assert headings == ["Patient-reported symptoms", "Current state", "Memories"]
+    assert headings == ["Patient-reported symptoms", "Current state", "Memories", "Dismissed"]
     hostile = [
         (t, depth) for t, depth in tokens if t.type == "text" and "Ignore previous" in t.content
     ]
