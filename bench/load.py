@@ -181,10 +181,11 @@ async def drive(
             (agent if i % 2 == 0 else clinician)(client, tally, f"{prefix}{i // 2}", deadline)
             for i in range(users)
         ]
-        outage = restart(neo4j, started + seconds / 3) if neo4j else None
-        results = await asyncio.gather(*tasks, *([outage] if outage else []))
-    if neo4j:
-        report_outage(tally, *results[-1], started, deadline)  # type: ignore[misc]
+        outage = asyncio.create_task(restart(neo4j, started + seconds / 3)) if neo4j else None
+        await asyncio.gather(*tasks)
+        if outage:
+            stopped, back = await outage
+            report_outage(tally, stopped, back, started, deadline)
     return tally
 
 
