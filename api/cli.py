@@ -4,7 +4,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from api.cli_common import (
@@ -21,7 +28,7 @@ from api.cli_common import (
 from engine.models import Fact, FactKind
 from engine.settings import get_settings
 from engine.store import GraphStore, open_store
-from ingest.pipeline import IngestReport, ingest_paths
+from ingest.pipeline import IngestReport, expected_resources, ingest_paths
 
 app = typer.Typer(help="Clinical Context Engine: patient facts and memories, linked.")
 
@@ -82,12 +89,15 @@ def _ingest_with_progress(
     columns = (
         SpinnerColumn(),
         TextColumn("{task.description}"),
+        BarColumn(),
         TextColumn("{task.completed} resources"),
         TextColumn("[cyan]{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=errors, transient=True) as progress:
-        task = progress.add_task("ingesting", rate="")
+        task = progress.add_task("ingesting", total=expected_resources(paths), rate="")
 
         def advance(n: int) -> None:
             progress.update(task, advance=n)
