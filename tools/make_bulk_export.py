@@ -4,7 +4,7 @@ The patients are clones of the 20 Synthea bundles in tests/data (Apache-2.0, see
 SOURCE.md): clone k of a bundle gets every id (and every other copy of it, such as the
 identifier that repeats the Patient id) replaced by a UUID derived from k and the old id,
 and its `urn:uuid:` references rewritten as `Type/id`, as an `$export` writes them. The
-output is large (about 0.3 MB a patient): write it to a temporary directory, never into
+output is large (about 0.2 MB a patient): write it to a temporary directory, never into
 the repository.
 
     python -m tools.make_bulk_export OUT_DIR [--patients 5000]
