@@ -102,6 +102,8 @@ class Tally:
     messages: dict[tuple[str, str], set[int]] = field(default_factory=lambda: defaultdict(set))
     memories: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     ingested: set[str] = field(default_factory=set)
+    started: float = 0.0
+    end: float = 0.0  # when the users stop
 
 
 async def call(
@@ -126,16 +128,16 @@ async def call(
     return None
 
 
-async def agent(client: httpx.AsyncClient, tally: Tally, pid: str, deadline: float) -> None:
+async def agent(client: httpx.AsyncClient, tally: Tally, pid: str) -> None:
     base = f"/v1/patients/{pid}"
-    while time.monotonic() < deadline:
+    while time.monotonic() < tally.end:
         opened = await call(client, tally, "POST sessions", "POST", f"{base}/sessions")
         if opened is None:
             await asyncio.sleep(1)
             continue
         sid = opened.json()["session_id"]
         for text in SAID:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= tally.end:
                 return
             body = {"messages": [{"role": "patient", "text": text}]}
             url = f"{base}/sessions/{sid}/messages"
@@ -148,10 +150,10 @@ async def agent(client: httpx.AsyncClient, tally: Tally, pid: str, deadline: flo
             await call(client, tally, "GET context", "GET", f"{base}/context")
 
 
-async def clinician(client: httpx.AsyncClient, tally: Tally, pid: str, deadline: float) -> None:
+async def clinician(client: httpx.AsyncClient, tally: Tally, pid: str) -> None:
     base = f"/v1/patients/{pid}"
     story = f"{base}/vfs/conditions/active/hypertension/_story.md"
-    while time.monotonic() < deadline:
+    while time.monotonic() < tally.end:
         url = f"{base}/ingest/fhir"
         if await call(client, tally, "POST ingest", "POST", url, content=BUNDLE, headers=FHIR):
             tally.ingested.add(pid)
@@ -160,13 +162,18 @@ async def clinician(client: httpx.AsyncClient, tally: Tally, pid: str, deadline:
         await call(client, tally, "GET facts", "GET", f"{base}/facts")
 
 
-async def restart(neo4j: Neo4j, at: float) -> tuple[float, float]:
-    """Stops Neo4j at `at` and starts it again; returns when it stopped and was back."""
-    await asyncio.sleep(max(0.0, at - time.monotonic()))
+async def restart(neo4j: Neo4j, tally: Tally, seconds: float) -> tuple[float, float]:
+    """Stops Neo4j a third of the way in and starts it again; returns when and when back.
+
+    The run goes on for a third of `seconds` after Neo4j is back, however long it took.
+    """
+    await asyncio.sleep(seconds / 3)
     stopped = time.monotonic()
     await asyncio.to_thread(neo4j.stop)
     await asyncio.to_thread(neo4j.start)
-    return stopped, time.monotonic()
+    back = time.monotonic()
+    tally.end = max(tally.end, back + seconds / 3)
+    return stopped, back
 
 
 async def drive(
@@ -174,22 +181,23 @@ async def drive(
 ) -> Tally:
     tally = Tally()
     started = time.monotonic()
-    deadline = started + seconds
+    tally.started, tally.end = started, started + seconds
     limits = httpx.Limits(max_connections=users)
     async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
         tasks = [
-            (agent if i % 2 == 0 else clinician)(client, tally, f"{prefix}{i // 2}", deadline)
+            (agent if i % 2 == 0 else clinician)(client, tally, f"{prefix}{i // 2}")
             for i in range(users)
         ]
-        outage = asyncio.create_task(restart(neo4j, started + seconds / 3)) if neo4j else None
+        outage = asyncio.create_task(restart(neo4j, tally, seconds)) if neo4j else None
         await asyncio.gather(*tasks)
         if outage:
             stopped, back = await outage
-            report_outage(tally, stopped, back, started, deadline)
+            report_outage(tally, stopped, back, started)
     return tally
 
 
-def report_outage(tally: Tally, stopped: float, back: float, started: float, end: float) -> None:
+def report_outage(tally: Tally, stopped: float, back: float, started: float) -> None:
+    end = tally.end
     late = [t for t in tally.unavailable if t > back + RECOVERY_GRACE]
     tally.errors["503 outside the outage"] += len(late)
     recovered = min((t for t in tally.done_at if t > back), default=end)
@@ -200,13 +208,15 @@ def report_outage(tally: Tally, stopped: float, back: float, started: float, end
     print(f"  throughput {before:.1f} req/s before the stop, {after:.1f} req/s after recovery")
 
 
-def percentile_table(tally: Tally, seconds: float) -> None:
+def percentile_table(tally: Tally) -> None:
+    seconds = tally.end - tally.started
     print(f"  {'route':24} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
     for route, samples in sorted(tally.samples.items()):
         cuts = statistics.quantiles(samples, n=100) if len(samples) > 1 else samples * 99
         p50, p95, p99 = (cuts[i] * 1000 for i in (49, 94, 98))
         print(f"  {route:24} {len(samples):8d} {p50:8.1f} {p95:8.1f} {p99:8.1f}")
-    print(f"  {len(tally.done_at) / seconds:.1f} successful req/s; errors: {dict(tally.errors)}")
+    rate = len(tally.done_at) / seconds
+    print(f"  {rate:.1f} successful req/s over {seconds:.0f} s; errors: {dict(tally.errors)}")
 
 
 def check_store(base_url: str, tally: Tally) -> list[str]:
@@ -273,7 +283,7 @@ def run(users: int, args: argparse.Namespace, neo4j: Neo4j, uri: str) -> bool:
         print(f"N={users} users, {args.seconds:.0f} s, {args.workers} workers{mode}")
         outage = neo4j if args.restart_neo4j else None
         tally = asyncio.run(drive(base_url, users, args.seconds, outage))
-        percentile_table(tally, args.seconds)
+        percentile_table(tally)
         wait_ready(base_url)
         problems = check_store(base_url, tally)
     finally:
