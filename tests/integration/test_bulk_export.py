@@ -1,6 +1,7 @@
 """A Bulk NDJSON export of cloned Synthea patients: bounded buffering, a progress total,
 and an ingest killed with SIGKILL that a rerun completes without duplicates."""
 
+import gzip
 import signal
 import subprocess
 import sys
@@ -102,3 +103,15 @@ def test_an_ingest_killed_midway_completes_on_a_rerun_without_duplicates(
 
     assert _counts(killed, org) == _counts(clean, org)
     assert len(_counts(clean, org)) == 60
+
+
+def test_a_progress_total_is_known_only_for_plain_ndjson(export: Path, tmp_path: Path) -> None:
+    conditions = export / "Condition.ndjson"
+    lines = conditions.read_bytes().count(b"\n")
+    assert expected_resources([conditions]) == lines > 0
+    assert expected_resources([export / "Claim.ndjson"]) == 0  # not a mapped type
+    gzipped = tmp_path / "Condition.ndjson.gz"
+    gzipped.write_bytes(gzip.compress(conditions.read_bytes()))
+    assert expected_resources([gzipped]) is None
+    bundle = sorted((ROOT / "tests/data/corpus/fhir/synthea-r4-bundles").glob("*.json"))[0]
+    assert expected_resources([export, bundle]) is None
