@@ -34,7 +34,7 @@ def create_app(store: GraphStore | None = None, settings: Settings | None = None
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if store is None:
-            app.state.store = open_store((settings or get_settings()).store_url)
+            app.state.store = open_store((settings or get_settings()).store_url, wait=True)
         try:
             async with mcp_server.running(app):
                 yield

@@ -4,7 +4,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from api.cli_common import (
@@ -21,7 +28,7 @@ from api.cli_common import (
 from engine.models import Fact, FactKind
 from engine.settings import get_settings
 from engine.store import GraphStore, open_store
-from ingest.pipeline import IngestReport, ingest_paths
+from ingest.pipeline import IngestReport, expected_resources, ingest_paths
 
 app = typer.Typer(help="Clinical Context Engine: patient facts and memories, linked.")
 
@@ -82,12 +89,15 @@ def _ingest_with_progress(
     columns = (
         SpinnerColumn(),
         TextColumn("{task.description}"),
+        BarColumn(),
         TextColumn("{task.completed} resources"),
         TextColumn("[cyan]{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=errors, transient=True) as progress:
-        task = progress.add_task("ingesting", rate="")
+        task = progress.add_task("ingesting", total=expected_resources(paths), rate="")
 
         def advance(n: int) -> None:
             progress.update(task, advance=n)
@@ -189,9 +199,16 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     store: StoreOption = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes, each with its own store connection.")
+    ] = 1,
 ) -> None:
-    """Serve the HTTP API, /mcp and the web viewer (loopback only until auth is configured)."""
+    """Serve the HTTP API, /mcp and the web viewer (loopback only until auth is configured).
+
+    The server starts even while Neo4j is down: /health/ready answers 503 until it is up.
+    """
     import ipaddress
+    import os
 
     import uvicorn
 
@@ -209,10 +226,17 @@ def serve(
             " CCE_API_KEYS / CCE_API_KEYS_FILE, or bind to 127.0.0.1."
         )
         raise typer.Exit(2)
-    graph = open_store(store or get_settings().store_url)
+    # The app logs one JSON line per request; uvicorn's own line has the raw path and
+    # query string, which can carry clinical search terms.
+    if workers > 1:
+        # Worker processes build the app themselves and read the store URL from the
+        # environment they inherit, as they read every other setting.
+        os.environ["CCE_STORE_URL"] = store or get_settings().store_url
+        factory = "api.app:create_app"
+        uvicorn.run(factory, factory=True, host=host, port=port, workers=workers, access_log=False)
+        return
+    graph = open_store(store or get_settings().store_url, wait=True)
     try:
-        # The app logs one JSON line per request; uvicorn's own line has the raw path and
-        # query string, which can carry clinical search terms.
         uvicorn.run(create_app(graph), host=host, port=port, access_log=False)
     finally:
         graph.close()

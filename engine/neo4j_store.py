@@ -8,6 +8,7 @@ this is the only module that imports `neo4j`.
 """
 
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -92,26 +93,43 @@ def _scope(scope: Scope) -> Params:
 class Neo4jStore:
     """GraphStore on Neo4j 5 (Community or Enterprise); safe to share between threads."""
 
-    def __init__(self, driver: Driver, database: str | None = None) -> None:
+    def __init__(self, driver: Driver, database: str | None = None, wait: bool = False) -> None:
         """Wraps a driver and creates the uniqueness constraints if they are missing.
 
+        Args:
+            driver: the driver to use (closed by `close`).
+            database: the database, else the server's default.
+            wait: open even while the server is down; the constraints are then created
+                by the first call that reaches it (a server process starting before its
+                database does, as after a host reboot).
+
         Raises:
-            StoreUnavailable: when the server cannot be reached.
+            StoreUnavailable: when the server cannot be reached and `wait` is false.
         """
         self._driver = driver
         self._database = database
-        self._ensure_schema()
+        self._schema_lock = threading.Lock()
+        self._schema_ready = False
+        try:
+            self._ensure_schema()
+        except StoreUnavailable:
+            if not wait:
+                raise
 
     @classmethod
-    def from_url(cls, url: str) -> "Neo4jStore":
+    def from_url(cls, url: str, wait: bool = False) -> "Neo4jStore":
         """Connects to `neo4j://`, `bolt://` (and `+s`, `+ssc`) URLs.
 
         User, password and database come from the settings; an empty password means the
         server runs without authentication.
 
+        Args:
+            url: the server's URL.
+            wait: open even while the server is down (see `Neo4jStore`).
+
         Raises:
             InvalidInput: for a URL the driver cannot use.
-            StoreUnavailable: when the server cannot be reached.
+            StoreUnavailable: when the server cannot be reached and `wait` is false.
         """
         settings = get_settings()
         password = settings.neo4j_password.get_secret_value()
@@ -131,7 +149,7 @@ class Neo4jStore:
         except (ConfigurationError, ValueError) as e:
             raise InvalidInput(f"cannot use store URL {url!r}: {e}") from e
         try:
-            return cls(driver, settings.neo4j_database)
+            return cls(driver, settings.neo4j_database, wait)
         except BaseException:
             driver.close()
             raise
@@ -144,14 +162,20 @@ class Neo4jStore:
 
     @_translated
     def _ensure_schema(self) -> None:
-        self._driver.verify_connectivity()  # fails fast, where a transaction would retry
-        for statement in cypher.schema():
-            try:
-                self._write(_consume, statement, {})
-            except ClientError as e:
-                # Another process created the same constraint between check and create.
-                if "EquivalentSchemaRuleAlreadyExists" not in (e.code or ""):
-                    raise
+        """Creates the constraints and indexes once per store, on the first call that can."""
+        with self._schema_lock:
+            if self._schema_ready:
+                return
+            self._driver.verify_connectivity()  # fails fast, where a transaction would retry
+            for statement in cypher.schema():
+                try:
+                    with self._driver.session(database=self._database) as session:
+                        session.execute_write(_consume, statement, {})
+                except ClientError as e:
+                    # Another process created the same constraint between check and create.
+                    if "EquivalentSchemaRuleAlreadyExists" not in (e.code or ""):
+                        raise
+            self._schema_ready = True
 
     def _write(
         self,
@@ -165,6 +189,8 @@ class Neo4jStore:
         running again sees it, so that is retried a few times as well. Engine errors raised
         by `work` roll the transaction back and propagate without a retry.
         """
+        if not self._schema_ready:
+            self._ensure_schema()
         attempt = 1
         while True:
             try:
@@ -176,6 +202,8 @@ class Neo4jStore:
                 attempt += 1
 
     def _read(self, work: Callable[[ManagedTransaction], T]) -> T:
+        if not self._schema_ready:
+            self._ensure_schema()
         with self._driver.session(database=self._database) as session:
             return session.execute_read(work)
 

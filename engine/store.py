@@ -150,8 +150,13 @@ class GraphStore(Protocol):
         ...
 
 
-def open_store(url: str) -> GraphStore:
+def open_store(url: str, wait: bool = False) -> GraphStore:
     """Opens the store a URL names: `sqlite:///path.db`, or `neo4j://` / `bolt://`.
+
+    Args:
+        url: the store's URL.
+        wait: for Neo4j, open even while the server is down; calls answer
+            `StoreUnavailable` until it is up (what a long-running server wants).
 
     Raises:
         InvalidInput: for any other scheme.
@@ -163,5 +168,5 @@ def open_store(url: str) -> GraphStore:
     if url.split("://", 1)[0] in {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}:
         from engine.neo4j_store import Neo4jStore
 
-        return Neo4jStore.from_url(url)
+        return Neo4jStore.from_url(url, wait)
     raise InvalidInput(f"unsupported store URL {url!r}: use sqlite:///path.db, neo4j:// or bolt://")

@@ -76,6 +76,26 @@ def read_fhir_ndjson(
     return reader.read_files((f"{label}/{f.name}", f) for _, f in sorted(files))
 
 
+def mapped_lines(path: str | Path) -> int | None:
+    """The lines of mapped resource types in an export folder or `.ndjson` file.
+
+    What a progress bar can count to without parsing anything; `None` for gzipped files,
+    whose lines cannot be counted without decompressing them.
+    """
+    root = Path(path)
+    files = sorted(root.iterdir()) if root.is_dir() else [root]
+    total = 0
+    for file in files:
+        match = _FILE.match(file.name)
+        if not match or not file.is_file() or not is_mapped(match[1]):
+            continue
+        if match[3]:
+            return None
+        with file.open("rb") as lines:
+            total += sum(chunk.count(b"\n") for chunk in iter(lambda: lines.read(1 << 20), b""))
+    return total
+
+
 def read_fhir_ndjson_bytes(
     data: bytes,
     label: str,

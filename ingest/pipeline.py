@@ -25,10 +25,15 @@ from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteRe
 from engine.store import GraphStore
 from ingest.cda import read_cda
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
+from ingest.fhir_ndjson import mapped_lines
 from ingest.identity import MISMATCH, identity_conflict, masked
 from ingest.records import Problem, Record
 
 BATCH_SIZE = 500
+# Sources held across all patients of one input before every buffer is written out: an
+# export ordered by resource type spreads each patient over the whole file, and holding
+# it all would make resident memory grow with the export.
+MAX_PENDING = 5_000
 NDJSON_SUFFIXES = (".ndjson", ".ndjson.gz")
 
 Reader = Iterator[Record | Problem]
@@ -113,7 +118,7 @@ class Ingestor:
         buffers: dict[str, _PatientBuffer] = {}
         checked: set[str] = set()
         refused: set[str] = set()
-        read = 0
+        read = pending = 0
         for item in reader:
             if isinstance(item, Problem):
                 self._problem(item)
@@ -135,11 +140,15 @@ class Ingestor:
                 buffer.patient = item.patient
             if item.source is not None:
                 buffer.sources.append(item.source)
+                pending += 1
             buffer.links.extend(item.links)
             if len(buffer.sources) >= BATCH_SIZE:
-                self._flush(self._patient or item.patient_ref, buffer, with_links=False)
-        for patient, buffer in buffers.items():
-            self._flush(patient, buffer, with_links=True)
+                pending -= len(buffer.sources)
+                self._flush(target, buffer, with_links=False)
+            elif pending >= MAX_PENDING:
+                self._flush_all(buffers, with_links=False)
+                pending = 0
+        self._flush_all(buffers, with_links=True)
         if read == 0 and not self.report.unusable and not self._errors_in(label):
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")
@@ -195,6 +204,10 @@ class Ingestor:
             self.report.rejected += 1
             self.report.errors.append(problem)
 
+    def _flush_all(self, buffers: dict[str, _PatientBuffer], with_links: bool) -> None:
+        for patient, buffer in buffers.items():
+            self._flush(patient, buffer, with_links)
+
     def _flush(self, patient: str, buffer: _PatientBuffer, with_links: bool) -> None:
         links = tuple(buffer.links) if with_links else ()
         if buffer.patient is None and not buffer.sources and not links:
@@ -226,6 +239,21 @@ def inputs(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
             yield from inputs(sorted(p for p in path.iterdir() if p.is_dir() or _is_document(p)))
         else:
             yield path, path.name.endswith(NDJSON_SUFFIXES)
+
+
+def expected_resources(paths: Iterable[Path]) -> int | None:
+    """How many resources the inputs hold, when that is known before reading them.
+
+    Known for NDJSON exports (their lines of mapped types); `None` with any document, or
+    a gzipped export, in them.
+    """
+    total = 0
+    for path, is_ndjson in inputs(p for p in paths if p.exists()):
+        lines = mapped_lines(path) if is_ndjson else None
+        if lines is None:
+            return None
+        total += lines
+    return total
 
 
 # FHIR JSON and C-CDA files; vendors name C-CDA exports .ccd, .ccda or .cda as well.

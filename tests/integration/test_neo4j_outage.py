@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from api.app import create_app
 from engine.neo4j_store import Neo4jStore
 from engine.settings import get_settings
 from tests.integration._security import client, fhir_bundle, settings_for
@@ -85,15 +86,20 @@ def neo4j(tmp_path: Path) -> Iterator[LocalNeo4j]:
 
 
 @pytest.fixture
-def own_store(neo4j: LocalNeo4j, monkeypatch: pytest.MonkeyPatch) -> Iterator[Neo4jStore]:
+def driver_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("CCE_NEO4J_PASSWORD", "")  # the launcher's server runs without auth
     monkeypatch.setenv("CCE_NEO4J_MAX_RETRY_SECONDS", "2")
     monkeypatch.setenv("CCE_NEO4J_CONNECTION_TIMEOUT", "2")
     get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def own_store(neo4j: LocalNeo4j, driver_settings: None) -> Iterator[Neo4jStore]:
     opened = Neo4jStore.from_url(neo4j.uri)
     yield opened
     opened.close()
-    get_settings.cache_clear()
 
 
 def _timed_get(api: TestClient, url: str) -> tuple[int, float, str | None]:
@@ -137,3 +143,26 @@ def test_the_api_answers_503_while_neo4j_is_down_and_recovers_without_a_restart(
     actions = [(e.action, e.outcome) for e in store.list_audit(org, "p1")]
     assert ("POST /v1/patients/{pid}/ingest/fhir", 200) in actions
     assert all(outcome != 503 for _, outcome in actions)
+
+
+def test_the_app_starts_while_neo4j_is_down_and_is_ready_once_it_is_up(
+    neo4j: LocalNeo4j, driver_settings: None, org: str
+) -> None:
+    neo4j.stop()
+    settings = settings_for(org=org, store_url=neo4j.uri)
+    fhir = {"content-type": "application/fhir+json"}
+    with TestClient(create_app(settings=settings), raise_server_exceptions=False) as api:
+        status, _, retry_after = _timed_get(api, "/health/ready")
+        assert (status, retry_after) == (503, "5")
+        down = api.post("/v1/patients/p1/ingest/fhir", content=fhir_bundle("a"), headers=fhir)
+        assert down.status_code == 503
+
+        neo4j.start()
+
+        deadline = time.monotonic() + RECOVERY_SECONDS
+        while api.get("/health/ready").status_code != 200:
+            assert time.monotonic() < deadline, "the API did not become ready"
+            time.sleep(1)
+        up = api.post("/v1/patients/p1/ingest/fhir", content=fhir_bundle("a"), headers=fhir)
+        assert up.status_code == 200
+        assert len(api.get("/v1/patients/p1/facts").json()) == 2
