@@ -27,6 +27,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 import vfs
+from api.charts import lab_chart
 from api.deps import (
     RECORD_READ,
     PrincipalDep,
@@ -37,11 +38,12 @@ from api.deps import (
     require,
 )
 from api.problems import STATUS
-from engine.as_of import parse_as_of
+from engine.as_of import AsOf, parse_as_of
 from engine.errors import EngineError
 from engine.models import Scope
 from engine.store import GraphStore
 from vfs import Format, VfsDir, VfsEntry
+from vfs.graph import PatientGraph
 
 HERE = Path(__file__).parent
 CSP = (
@@ -230,12 +232,21 @@ def browse(
         ]
         return page("browse.html", listing=entries, **values)
     values["file_url"] = viewer_url(scope.patient, found.path)
+    values["chart"] = _chart(store, scope, found.path, cutoff)
     if found.media_type.startswith("text/markdown"):
         base = f"/patients/{quote(scope.patient, safe='')}/vfs/"
         values["html"] = render_markdown(found.content, base, as_of_query(as_of))
     else:
         values["text"] = found.content
     return page("browse.html", **values)
+
+
+def _chart(store: GraphStore, scope: Scope, path: str, cutoff: AsOf) -> Markup | None:
+    """The trend chart of a lab's page (`/labs/{slug}.md`), None for any other page."""
+    match path.strip("/").split("/"):
+        case ["labs", name] if name.endswith(".md") and name != "latest.md":
+            return lab_chart(PatientGraph(store, scope, cutoff), name.removesuffix(".md"))
+    return None
 
 
 @router.get("/patients/{pid}/search", dependencies=Reader)
