@@ -3,7 +3,7 @@
 from xml.etree import ElementTree
 
 from api.charts import lab_chart, reference_range
-from engine.models import Batch, Scope
+from engine.models import Batch, FieldValue, Scope
 from engine.sqlite_store import SqliteStore
 from tests.unit.test_vfs_builders import asserting, claim, jane
 from vfs.graph import PatientGraph
@@ -14,7 +14,7 @@ HOSTILE = "A1c <script>alert(1)</script>"
 
 def _graph(ranged: bool) -> PatientGraph:
     store, scope = SqliteStore(":memory:"), Scope(org="charts", patient=f"p-{ranged}")
-    extra = {"reference_range": "4 % - 5.6 %"} if ranged else None
+    extra: dict[str, FieldValue] | None = {"reference_range": "4 % - 5.6 %"} if ranged else None
     results = [("2025-01-10", 7.9), ("2025-06-02", 6.1), ("2025-11-20", 5.4)]
     store.write(
         scope,
