@@ -5,6 +5,10 @@ a link to the result's fact (its value and sources), the reference range shaded 
 latest result that has one gives a low and a high. The SVG carries a `<title>` and a
 `<desc>`; the page's results table below it is the text alternative. Every label is
 escaped (patient records are untrusted text).
+
+`/timeline.md` gets a strip of the same "At a glance" counts the markdown ends with: one
+lane each for encounters, condition onsets and sessions, one column per year, a dot sized
+by the count (with the count as its title); the markdown table is the text alternative.
 """
 
 import re
@@ -16,6 +20,7 @@ from markupsafe import Markup, escape
 
 from engine.models import Fact
 from vfs.graph import PatientGraph, fact_date
+from vfs.render_timeline import LANES, glance
 from vfs.values import day, number, show
 
 WIDTH, HEIGHT = 640, 240
@@ -132,3 +137,49 @@ def _axes(low: float, high: float, y: Scale, unit: str, points: list[Point]) -> 
         f'<text class="tick" x="{LEFT - 6}" y="{TOP - 4}" text-anchor="end">{escape(unit)}</text>'
     )
     return parts
+
+
+LANE_H, YEAR_W, LABEL_W = 34, 46, 96
+
+
+def timeline_chart(graph: PatientGraph) -> Markup | None:
+    """The per-year strip of `/timeline.md`, or None when nothing is dated."""
+    years = list(reversed(glance(graph).items()))  # oldest first, left to right
+    if not years:
+        return None
+    width, height = LABEL_W + YEAR_W * len(years) + RIGHT, LANE_H * len(LANES) + 28
+    total = {lane: sum(counts[lane] for _, counts in years) for lane in LANES}
+    desc = (
+        f"From {years[0][0]} to {years[-1][0]}: "
+        + ", ".join(f"{total[lane]} {lane.lower()}" for lane in LANES)
+        + ". The At a glance table lists the counts per year."
+    )
+    parts = [
+        f'<svg class="strip" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"'
+        f' width="{width}" height="{height}" role="img"'
+        ' aria-labelledby="strip-title strip-desc">',
+        '<title id="strip-title">Timeline at a glance</title>',
+        f'<desc id="strip-desc">{escape(desc)}</desc>',
+    ]
+    for row, lane in enumerate(LANES):
+        cy = LANE_H * row + LANE_H / 2
+        parts.append(
+            f'<text class="lane" x="0" y="{cy + 4:.1f}">{escape(lane)}</text>'
+            f'<line class="axis" x1="{LABEL_W}" y1="{cy:.1f}" x2="{width - RIGHT}" y2="{cy:.1f}"/>'
+        )
+        for column, (year, counts) in enumerate(years):
+            if counts[lane]:
+                cx, r = LABEL_W + YEAR_W * column + YEAR_W / 2, min(4 + 2 * counts[lane], 15)
+                tip = f"{year}: {counts[lane]} {lane.lower()}"
+                parts.append(
+                    f'<circle class="dot {escape(lane.lower())}" cx="{cx:.1f}" cy="{cy:.1f}"'
+                    f' r="{r}"><title>{escape(tip)}</title></circle>'
+                )
+    for column, (year, _) in enumerate(years):
+        x = LABEL_W + YEAR_W * column + YEAR_W / 2
+        parts.append(
+            f'<text class="tick" x="{x:.1f}" y="{height - 6}" text-anchor="middle">'
+            f"{escape(year)}</text>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - every interpolated text is escaped above

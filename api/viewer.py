@@ -27,7 +27,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 import vfs
-from api.charts import lab_chart
+from api.charts import lab_chart, timeline_chart
 from api.deps import (
     RECORD_READ,
     PrincipalDep,
@@ -242,10 +242,12 @@ def browse(
 
 
 def _chart(store: GraphStore, scope: Scope, path: str, cutoff: AsOf) -> Markup | None:
-    """The trend chart of a lab's page (`/labs/{slug}.md`), None for any other page."""
+    """The chart of a lab's page (`/labs/{slug}.md`) or of `/timeline.md`; None elsewhere."""
     match path.strip("/").split("/"):
         case ["labs", name] if name.endswith(".md") and name != "latest.md":
             return lab_chart(PatientGraph(store, scope, cutoff), name.removesuffix(".md"))
+        case ["timeline.md"]:
+            return timeline_chart(PatientGraph(store, scope, cutoff))
     return None
 
 

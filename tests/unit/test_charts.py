@@ -2,7 +2,7 @@
 
 from xml.etree import ElementTree
 
-from api.charts import lab_chart, reference_range
+from api.charts import lab_chart, reference_range, timeline_chart
 from engine.models import Batch, FieldValue, Scope
 from engine.sqlite_store import SqliteStore
 from tests.unit.test_vfs_builders import asserting, claim, jane
@@ -93,3 +93,27 @@ def test_reference_ranges_are_read_from_the_forms_the_ingest_writes() -> None:
 
     assert reference_range(facts) == (4.0, 5.6)
     assert reference_range([]) is None
+
+
+def test_the_timeline_strip_has_a_dot_per_year_and_lane_with_the_count() -> None:
+    store, scope = jane()
+
+    svg = ElementTree.fromstring(str(timeline_chart(PatientGraph(store, scope))))
+
+    tips = sorted(c.findtext(f"{SVG}title") or "" for c in svg.iter(f"{SVG}circle"))
+    assert "2024: 2 sessions" in tips and "2024: 2 encounters" in tips
+    assert [t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "tick"] == [
+        "2001",
+        "2015",
+        "2018",
+        "2023",
+        "2024",
+    ]
+    assert "2 sessions" in (svg.findtext(f"{SVG}desc") or "")
+
+
+def test_a_patient_with_nothing_dated_has_no_strip() -> None:
+    store, scope = SqliteStore(":memory:"), Scope(org="charts", patient="empty")
+    store.write(scope, Batch())
+
+    assert timeline_chart(PatientGraph(store, scope)) is None
