@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from engine.errors import EngineError
+from engine.as_of import AsOf, parse_as_of
+from engine.errors import EngineError, InvalidInput
 from engine.models import Scope
 from engine.settings import get_settings
 from engine.store import GraphStore, open_store
@@ -21,6 +22,14 @@ StoreOption = Annotated[
 ]
 OrgOption = Annotated[str | None, typer.Option("--org", help="Tenant (default: CCE_ORG).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="Show the record as the engine knew it then: YYYY-MM-DD (end of day, UTC)"
+        " or an ISO 8601 instant with an offset.",
+    ),
+]
 
 
 @contextmanager
@@ -46,6 +55,15 @@ def scope_of(org: str | None, patient: str) -> Scope:
         return Scope(org=org_of(org), patient=patient)
     except ValueError as e:
         errors.print("[red]error:[/red] patient and org ids must match ^[A-Za-z0-9._-]{1,128}$")
+        raise typer.Exit(2) from e
+
+
+def as_of_of(text: str | None) -> AsOf:
+    """The `--as-of` cutoff, or exit 2 saying what a valid one looks like."""
+    try:
+        return parse_as_of(text)
+    except InvalidInput as e:
+        errors.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
 
 

@@ -8,14 +8,17 @@ import typer
 
 import vfs
 from api.cli_common import (
+    AsOfOption,
     JsonOption,
     OrgOption,
     StoreOption,
+    as_of_of,
     errors,
     opened_store,
     print_json,
     scope_of,
 )
+from engine.as_of import AsOf
 from engine.models import Scope
 from engine.settings import get_settings
 from engine.store import GraphStore
@@ -34,8 +37,8 @@ def printable(text: str) -> str:
     return _CONTROL.sub("?", text)
 
 
-def _listing(graph: GraphStore, scope: Scope, path: str) -> VfsDir:
-    found = vfs.read(graph, scope, path)
+def _listing(graph: GraphStore, scope: Scope, path: str, as_of: AsOf) -> VfsDir:
+    found = vfs.read(graph, scope, path, as_of=as_of)
     if isinstance(found, VfsFile):
         errors.print(f"[red]error:[/red] {found.path} is a file: use `cce vfs cat`")
         raise typer.Exit(2)
@@ -49,11 +52,12 @@ def ls(
     store: StoreOption = None,
     org: OrgOption = None,
     as_json: JsonOption = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """List a directory: subdirectories (ending in `/`) first, then files."""
-    scope = scope_of(org, patient)
+    scope, cutoff = scope_of(org, patient), as_of_of(as_of)
     with opened_store(store) as graph:
-        listing = _listing(graph, scope, path)
+        listing = _listing(graph, scope, path, cutoff)
     if as_json:
         print_json(listing.model_dump(mode="json"))
         return
@@ -74,11 +78,12 @@ def cat(
     store: StoreOption = None,
     org: OrgOption = None,
     as_json: JsonOption = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """Print a file rendered from the live graph (a directory prints its listing)."""
-    scope = scope_of(org, patient)
+    scope, cutoff = scope_of(org, patient), as_of_of(as_of)
     with opened_store(store) as graph:
-        found = vfs.read(graph, scope, path, format=format, token_budget=token_budget)
+        found = vfs.read(graph, scope, path, format=format, token_budget=token_budget, as_of=cutoff)
     if as_json:
         print_json(found.model_dump(mode="json"))
     elif isinstance(found, VfsFile):
@@ -88,11 +93,11 @@ def cat(
             typer.echo(entry.name + ("/" if entry.kind == "dir" else ""))
 
 
-def _subtree(graph: GraphStore, scope: Scope, path: str) -> dict[str, Any]:
+def _subtree(graph: GraphStore, scope: Scope, path: str, as_of: AsOf) -> dict[str, Any]:
     entries = []
-    for entry in vfs.list_dir(graph, scope, path).entries:
+    for entry in vfs.list_dir(graph, scope, path, as_of).entries:
         if entry.kind == "dir":
-            entries.append(_subtree(graph, scope, entry.path) | {"name": entry.name})
+            entries.append(_subtree(graph, scope, entry.path, as_of) | {"name": entry.name})
         else:
             entries.append({"name": entry.name, "path": entry.path, "kind": "file"})
     return {"path": path, "kind": "dir", "entries": entries}
@@ -115,11 +120,12 @@ def tree(
     store: StoreOption = None,
     org: OrgOption = None,
     as_json: JsonOption = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """Walk a directory and everything below it."""
-    scope = scope_of(org, patient)
+    scope, cutoff = scope_of(org, patient), as_of_of(as_of)
     with opened_store(store) as graph:
-        root = _subtree(graph, scope, _listing(graph, scope, path).path)
+        root = _subtree(graph, scope, _listing(graph, scope, path, cutoff).path, cutoff)
     if as_json:
         print_json(root)
         return
@@ -128,24 +134,24 @@ def tree(
         typer.echo(line)
 
 
-def _files(graph: GraphStore, scope: Scope, path: str) -> Iterator[str]:
-    found = vfs.read(graph, scope, path)
+def _files(graph: GraphStore, scope: Scope, path: str, as_of: AsOf) -> Iterator[str]:
+    found = vfs.read(graph, scope, path, as_of=as_of)
     if isinstance(found, VfsFile):
         yield found.path
         return
     for entry in found.entries:
         if entry.kind == "dir":
-            yield from _files(graph, scope, entry.path)
+            yield from _files(graph, scope, entry.path, as_of)
         else:
             yield entry.path
 
 
 def _grep(
-    graph: GraphStore, scope: Scope, pattern: re.Pattern[str], path: str
+    graph: GraphStore, scope: Scope, pattern: re.Pattern[str], path: str, as_of: AsOf
 ) -> list[dict[str, Any]]:
     matched = []
-    for file_path in _files(graph, scope, path):
-        found = vfs.read(graph, scope, file_path)
+    for file_path in _files(graph, scope, path, as_of):
+        found = vfs.read(graph, scope, file_path, as_of=as_of)
         assert isinstance(found, VfsFile)
         for number, line in enumerate(found.content.splitlines(), start=1):
             if pattern.search(line):
@@ -176,15 +182,17 @@ def grep(
     store: StoreOption = None,
     org: OrgOption = None,
     as_json: JsonOption = False,
+    as_of: AsOfOption = None,
 ) -> None:
     """Lines of the rendered files under PATH that match PATTERN. Exit 1 when none match."""
-    scope = scope_of(org, patient)
+    scope, cutoff = scope_of(org, patient), as_of_of(as_of)
     regex = None if ranked else _compile(pattern, ignore_case)
     with opened_store(store) as graph:
         if regex is None:
-            hits = [hit.model_dump(mode="json") for hit in vfs.search(graph, scope, pattern, limit)]
+            found = vfs.search(graph, scope, pattern, limit, as_of=cutoff)
+            hits = [hit.model_dump(mode="json") for hit in found]
         else:
-            hits = _grep(graph, scope, regex, path)
+            hits = _grep(graph, scope, regex, path, cutoff)
     if as_json:
         print_json(hits)
     elif regex is None:

@@ -16,7 +16,7 @@ scripts, frames and foreign resources on every page.
 
 from pathlib import Path as FilePath
 from typing import Annotated, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, FastAPI, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -28,6 +28,7 @@ from markupsafe import Markup
 
 import vfs
 from api import viewer_reviews
+from api.charts import lab_chart, timeline_chart
 from api.deps import (
     MEMORY_REVIEW,
     PID_PATTERN,
@@ -40,11 +41,13 @@ from api.deps import (
     require,
 )
 from api.problems import STATUS
+from engine.as_of import AsOf, parse_as_of
 from engine.errors import EngineError, InvalidInput
 from engine.memories.reviews import review_memory
 from engine.models import DismissReason, ReviewAction, Scope
 from engine.store import GraphStore
 from vfs import Format, VfsDir, VfsEntry
+from vfs.graph import PatientGraph
 
 HERE = FilePath(__file__).parent
 CSP = (
@@ -86,19 +89,22 @@ def _starts_with_strong(tokens: list[Token], index: int, word: str) -> bool:
     )
 
 
-def _relink(children: list[Token], base: str) -> None:
+def _relink(children: list[Token], base: str, query: str) -> None:
     for child in children:
         if child.type != "link_open":
             continue
         href = str(child.attrGet("href") or "")
         if href.startswith("/") and not href.startswith("//"):
-            child.attrSet("href", base + quote(href.lstrip("/"), safe="/._-~"))
+            child.attrSet("href", base + quote(href.lstrip("/"), safe="/._-~") + query)
         else:
             child.attrs = {}
 
 
-def render_markdown(text: str, base: str) -> Markup:
-    """VFS markdown as safe HTML; VFS links point below `base` (a viewer URL ending in /)."""
+def render_markdown(text: str, base: str, query: str = "") -> Markup:
+    """VFS markdown as safe HTML; VFS links point below `base` (a viewer URL ending in /).
+
+    `query` (`?as_of=...` or empty) is appended to each VFS link, so a view stays as of.
+    """
     tokens = _markdown.parse(text)
     for index, token in enumerate(tokens):
         if token.type == "list_item_open" and _starts_with_strong(tokens, index, DISCREPANCY):
@@ -106,7 +112,7 @@ def render_markdown(text: str, base: str) -> Markup:
         elif token.type == "blockquote_open" and _starts_with_strong(tokens, index, REPORTED):
             token.attrJoin("class", "reported")
         elif token.type == "inline":
-            _relink(token.children or [], base)
+            _relink(token.children or [], base, query)
     return Markup(_markdown.renderer.render(tokens, _markdown.options, {}))
 
 
@@ -128,9 +134,15 @@ router = APIRouter(include_in_schema=False, dependencies=[Depends(loopback_only)
 Reader = [require(RECORD_READ)]
 
 
-def viewer_url(pid: str, path: str = "/") -> str:
-    """The viewer page of a VFS path."""
-    return f"/patients/{quote(pid, safe='')}/vfs/{quote(path.lstrip('/'), safe='/._-~')}"
+def viewer_url(pid: str, path: str = "/", as_of: str | None = None) -> str:
+    """The viewer page of a VFS path (as of `as_of`, when given)."""
+    url = f"/patients/{quote(pid, safe='')}/vfs/{quote(path.lstrip('/'), safe='/._-~')}"
+    return url + as_of_query(as_of)
+
+
+def as_of_query(as_of: str | None) -> str:
+    """`?as_of=...` for a viewer link, or nothing without a cutoff."""
+    return "?" + urlencode({"as_of": as_of}) if as_of else ""
 
 
 @router.get("/", dependencies=Reader)
@@ -154,12 +166,15 @@ def _ancestors(path: str) -> list[str]:
     return ["/" + "".join(f"{p}/" for p in parts[:depth]) for depth in range(len(parts) + 1)]
 
 
-def _tree(store: GraphStore, scope: Scope, path: str) -> list[dict[str, Any]]:
+def _tree(
+    store: GraphStore, scope: Scope, path: str, as_of: str | None = None
+) -> list[dict[str, Any]]:
     """The root's entries, and below each directory on the way to `path`, its entries."""
     opened: dict[str, tuple[VfsEntry, ...]] = {}
+    cutoff = parse_as_of(as_of)
     for directory in _ancestors(path):
         try:
-            opened[directory] = vfs.list_dir(store, scope, directory).entries
+            opened[directory] = vfs.list_dir(store, scope, directory, cutoff).entries
         except EngineError:
             break
 
@@ -167,7 +182,7 @@ def _tree(store: GraphStore, scope: Scope, path: str) -> list[dict[str, Any]]:
         return [
             {
                 "entry": entry,
-                "url": viewer_url(scope.patient, entry.path),
+                "url": viewer_url(scope.patient, entry.path, as_of),
                 "current": entry.path == path,
                 "children": nodes(entry.path) if entry.path in opened else None,
             }
@@ -204,27 +219,34 @@ def browse(
     principal: PrincipalDep,
     path: str,
     format: Format = Format.NARRATIVE,
+    as_of: Annotated[str | None, Query(max_length=64)] = None,
 ) -> HTMLResponse:
-    """A file rendered to HTML, or a directory's entries, beside the tree; a memory file
-    with a review form for each memory."""
+    """A file rendered to HTML, or a directory's entries, beside the tree (`as_of` as the
+    API); a live memory file with a review form for each memory."""
     values = _frame(scope) | {"format": format.value, "formats": list(Format), "path": "/" + path}
+    values["as_of"] = as_of = (as_of or "").strip() or None
     try:
         values["patient"] = store.get_patient(scope)
-        found = vfs.read(store, scope, path or "/", format=format)
+        cutoff = parse_as_of(as_of)
+        found = vfs.read(store, scope, path or "/", format=format, as_of=cutoff)
     except EngineError as e:
+        values["as_of"] = None  # the tree beside the error is the live one
         return _failed(e, "browse.html", values | {"nodes": _tree(store, scope, "/")})
-    values |= {"path": found.path, "nodes": _tree(store, scope, found.path)}
+    values |= {"path": found.path, "nodes": _tree(store, scope, found.path, as_of)}
     if isinstance(found, VfsDir):
-        entries = [{"entry": e, "url": viewer_url(scope.patient, e.path)} for e in found.entries]
+        entries = [
+            {"entry": e, "url": viewer_url(scope.patient, e.path, as_of)} for e in found.entries
+        ]
         return page("browse.html", listing=entries, **values)
     values["file_url"] = viewer_url(scope.patient, found.path)
+    values["chart"] = _chart(store, scope, found.path, cutoff)
     if found.media_type.startswith("text/markdown"):
         base = f"/patients/{quote(scope.patient, safe='')}/vfs/"
-        values["html"] = render_markdown(found.content, base)
+        values["html"] = render_markdown(found.content, base, as_of_query(as_of))
     else:
         values["text"] = found.content
     type = viewer_reviews.memory_type(found.path)
-    if type is None:
+    if type is None or cutoff is not None:  # a past view is read, not reviewed
         return page("browse.html", **values)
     token = viewer_reviews.csrf_token(request, principal)
     response = page(
@@ -276,6 +298,16 @@ def _action(value: str) -> ReviewAction:
         return ReviewAction(value)
     except ValueError as e:
         raise InvalidInput(f"unknown review action {value!r}") from e
+
+
+def _chart(store: GraphStore, scope: Scope, path: str, cutoff: AsOf) -> Markup | None:
+    """The chart of a lab's page (`/labs/{slug}.md`) or of `/timeline.md`; None elsewhere."""
+    match path.strip("/").split("/"):
+        case ["labs", name] if name.endswith(".md") and name != "latest.md":
+            return lab_chart(PatientGraph(store, scope, as_of=cutoff), name.removesuffix(".md"))
+        case ["timeline.md"]:
+            return timeline_chart(PatientGraph(store, scope, as_of=cutoff))
+    return None
 
 
 @router.get("/patients/{pid}/search", dependencies=Reader)

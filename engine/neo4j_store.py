@@ -28,6 +28,7 @@ from neo4j.exceptions import (
 )
 
 from engine import cypher, neo4j_reviews, neo4j_write
+from engine.as_of import AsOf, known, known_claims
 from engine.audit import ERASED, AuditEvent
 from engine.errors import Conflict, EngineError, InvalidInput, NotFound, StoreUnavailable
 from engine.models import (
@@ -306,21 +307,25 @@ class Neo4jStore:
 
     @_translated
     def list_facts(
-        self, scope: Scope, kind: FactKind | None = None, status: str | None = None
+        self,
+        scope: Scope,
+        kind: FactKind | None = None,
+        status: str | None = None,
+        as_of: AsOf = None,
     ) -> list[Fact]:
         """The patient's merged facts, sorted by key, filtered after resolution."""
         kind_value = kind.value if kind else None
         rows = self._query(cypher.LIST_ASSERTIONS, **_scope(scope), kind=kind_value)
-        return [f for f in _resolve_rows(rows) if status is None or f.status == status]
+        return [f for f in _resolve_rows(rows, as_of) if status is None or f.status == status]
 
     @_translated
-    def get_fact(self, scope: Scope, fact_key: str) -> Fact:
+    def get_fact(self, scope: Scope, fact_key: str, as_of: AsOf = None) -> Fact:
         """One merged fact with its sources and conflicts; `NotFound` if absent."""
         rows = self._query(cypher.FACT_ASSERTIONS, **_scope(scope), fact_key=fact_key)
-        if not rows:
+        facts = _resolve_rows(rows, as_of)
+        if not facts:
             raise NotFound("fact", fact_key)
-        (fact,) = _resolve_rows(rows)
-        return fact
+        return facts[0]
 
     @_translated
     def list_fact_links(self, scope: Scope) -> list[FactLink]:
@@ -339,11 +344,12 @@ class Neo4jStore:
         return Session.model_validate(row["session"])
 
     @_translated
-    def list_sessions(self, scope: Scope) -> list[Session]:
-        """The patient's sessions, oldest first."""
+    def list_sessions(self, scope: Scope, as_of: AsOf = None) -> list[Session]:
+        """The patient's sessions (created by `as_of`, if given), oldest first."""
         rows = [r["session"] for r in self._query(cypher.LIST_SESSIONS, **_scope(scope))]
         rows.sort(key=lambda s: (s["created_at"], s["session_id"]))
-        return [Session.model_validate(s) for s in rows]
+        sessions = [Session.model_validate(s) for s in rows]
+        return [s for s in sessions if known(s.created_at, as_of)]
 
     @_translated
     def list_messages(self, scope: Scope, session_id: str, after: int = 0) -> list[Message]:
@@ -361,22 +367,28 @@ class Neo4jStore:
         return [Message.model_validate(r["message"]) for r in rows]
 
     @_translated
-    def list_memories(self, scope: Scope, type: MemoryType | None = None) -> list[MemoryRecord]:
-        """Memories with their relationships (by fact key), most recent first."""
+    def list_memories(
+        self, scope: Scope, type: MemoryType | None = None, as_of: AsOf = None
+    ) -> list[MemoryRecord]:
+        """Memories (created by `as_of`, if given) with their relationships and reviews, most
+        recent first."""
         type_value = type.value if type else None
         rows = self._query(cypher.LIST_MEMORIES, **_scope(scope), type=type_value)
         rows.sort(key=lambda r: r["memory_id"])
         rows.sort(key=lambda r: r["created_at"], reverse=True)  # stable: ties keep id order
-        return [
+        records = [
             MemoryRecord(
                 memory=Memory.model_validate_json(r["data"]),
                 relationships=tuple(
                     Relationship.model_validate_json(data) for _, data in sorted(r["relationships"])
                 ),
-                reviews=tuple(neo4j_reviews.ordered(r["reviews"])),
+                reviews=tuple(
+                    v for v in neo4j_reviews.ordered(r["reviews"]) if known(v.created_at, as_of)
+                ),
             )
             for r in rows
         ]
+        return [r for r in records if known(r.memory.created_at, as_of)]
 
     @_translated
     def list_reviews(self, scope: Scope, memory_id: str) -> list[MemoryReview]:
@@ -418,9 +430,10 @@ def _consume(tx: ManagedTransaction, statement: str, params: Params) -> ResultSu
     return tx.run(statement, params).consume()
 
 
-def _resolve_rows(rows: list[dict[str, Any]]) -> list[Fact]:
+def _resolve_rows(rows: list[dict[str, Any]], as_of: AsOf) -> list[Fact]:
     grouped: dict[str, list[tuple[Source, Claim]]] = {}
     for row in rows:
         pair = (Source.model_validate_json(row["source"]), Claim.model_validate_json(row["claim"]))
         grouped.setdefault(row["fact_key"], []).append(pair)
-    return [resolve(grouped[key]) for key in sorted(grouped)]
+    known_pairs = (known_claims(grouped[key], as_of) for key in sorted(grouped))
+    return [resolve(pairs) for pairs in known_pairs if pairs]

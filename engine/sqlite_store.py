@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from engine import sqlite_reviews, sqlite_schema, sqlite_write
+from engine.as_of import AsOf, known, known_claims
 from engine.audit import AuditEvent
 from engine.errors import InvalidInput, NotFound
 from engine.models import (
@@ -180,17 +181,22 @@ class SqliteStore:
         return [row["patient"] for row in rows]
 
     def list_facts(
-        self, scope: Scope, kind: FactKind | None = None, status: str | None = None
+        self,
+        scope: Scope,
+        kind: FactKind | None = None,
+        status: str | None = None,
+        as_of: AsOf = None,
     ) -> list[Fact]:
         sql = sqlite_schema.SELECT_ASSERTIONS + " AND (? IS NULL OR f.kind = ?) ORDER BY f.fact_key"
         kind_value = kind.value if kind else None
         rows = self._db().execute(sql, (scope.org, scope.patient, kind_value, kind_value))
-        facts = _resolve_rows(rows)
+        facts = _resolve_rows(rows, as_of)
         return [f for f in facts if status is None or f.status == status]
 
-    def get_fact(self, scope: Scope, fact_key: str) -> Fact:
+    def get_fact(self, scope: Scope, fact_key: str, as_of: AsOf = None) -> Fact:
         sql = sqlite_schema.SELECT_ASSERTIONS + " AND f.fact_key = ?"
-        facts = _resolve_rows(self._db().execute(sql, (scope.org, scope.patient, fact_key)))
+        rows = self._db().execute(sql, (scope.org, scope.patient, fact_key))
+        facts = _resolve_rows(rows, as_of)
         if not facts:
             raise NotFound("fact", fact_key)
         return facts[0]
@@ -206,12 +212,13 @@ class SqliteStore:
     def get_session(self, scope: Scope, session_id: str) -> Session:
         return load_session(self._db(), scope, session_id)
 
-    def list_sessions(self, scope: Scope) -> list[Session]:
+    def list_sessions(self, scope: Scope, as_of: AsOf = None) -> list[Session]:
         rows = self._db().execute(
             "SELECT * FROM sessions WHERE org = ? AND patient = ? ORDER BY created_at, session_id",
             (scope.org, scope.patient),
         )
-        return [session_from_row(row) for row in rows]
+        sessions = [session_from_row(row) for row in rows]
+        return [s for s in sessions if known(s.created_at, as_of)]
 
     def list_messages(self, scope: Scope, session_id: str, after: int = 0) -> list[Message]:
         load_session(self._db(), scope, session_id)
@@ -222,7 +229,9 @@ class SqliteStore:
         )
         return [Message.model_validate(dict(row)) for row in rows]
 
-    def list_memories(self, scope: Scope, type: MemoryType | None = None) -> list[MemoryRecord]:
+    def list_memories(
+        self, scope: Scope, type: MemoryType | None = None, as_of: AsOf = None
+    ) -> list[MemoryRecord]:
         type_value = type.value if type else None
         db = self._db()
         memories = db.execute(
@@ -241,8 +250,10 @@ class SqliteStore:
         records = []
         for row in memories:
             memory = Memory.model_validate_json(row["data"])
+            if not known(memory.created_at, as_of):
+                continue
             rels = tuple(relationships.get(memory.memory_id, ()))
-            own = tuple(reviews.get(memory.memory_id, ()))
+            own = tuple(r for r in reviews.get(memory.memory_id, ()) if known(r.created_at, as_of))
             records.append(MemoryRecord(memory=memory, relationships=rels, reviews=own))
         return records
 
@@ -300,9 +311,10 @@ def _patient_row(db: sqlite3.Connection, scope: Scope) -> sqlite3.Row | None:
     return row
 
 
-def _resolve_rows(rows: Iterator[sqlite3.Row] | sqlite3.Cursor) -> list[Fact]:
+def _resolve_rows(rows: Iterator[sqlite3.Row] | sqlite3.Cursor, as_of: AsOf) -> list[Fact]:
     grouped: dict[str, list[tuple[Source, Claim]]] = {}
     for row in rows:
         pair = (Source.model_validate_json(row["source"]), Claim.model_validate_json(row["claim"]))
         grouped.setdefault(row["fact_key"], []).append(pair)
-    return [resolve(pairs) for pairs in grouped.values()]
+    known_pairs = (known_claims(pairs, as_of) for pairs in grouped.values())
+    return [resolve(pairs) for pairs in known_pairs if pairs]

@@ -8,6 +8,7 @@ entirely or not at all.
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from engine.as_of import AsOf
 from engine.audit import AuditEvent
 from engine.errors import InvalidInput
 from engine.models import (
@@ -55,13 +56,21 @@ class GraphStore(Protocol):
         ...
 
     def list_facts(
-        self, scope: Scope, kind: FactKind | None = None, status: str | None = None
+        self,
+        scope: Scope,
+        kind: FactKind | None = None,
+        status: str | None = None,
+        as_of: AsOf = None,
     ) -> list[Fact]:
-        """The patient's merged facts, sorted by key, optionally filtered."""
+        """The patient's merged facts, sorted by key, optionally filtered.
+
+        With `as_of`, each fact is merged from the claims of the sources ingested by then
+        only, and a fact none of them asserts is left out (`engine.as_of`).
+        """
         ...
 
-    def get_fact(self, scope: Scope, fact_key: str) -> Fact:
-        """One merged fact with its sources and conflicts; `NotFound` if absent."""
+    def get_fact(self, scope: Scope, fact_key: str, as_of: AsOf = None) -> Fact:
+        """One merged fact with its sources and conflicts; `NotFound` if absent (by `as_of`)."""
         ...
 
     def list_fact_links(self, scope: Scope) -> list[FactLink]:
@@ -76,8 +85,8 @@ class GraphStore(Protocol):
         """One session; `NotFound` if absent."""
         ...
 
-    def list_sessions(self, scope: Scope) -> list[Session]:
-        """The patient's sessions, oldest first."""
+    def list_sessions(self, scope: Scope, as_of: AsOf = None) -> list[Session]:
+        """The patient's sessions (created by `as_of`, if given), oldest first."""
         ...
 
     def close_session(self, scope: Scope, session_id: str) -> Session:
@@ -97,8 +106,11 @@ class GraphStore(Protocol):
         """The session's messages with `seq > after`, in order."""
         ...
 
-    def list_memories(self, scope: Scope, type: MemoryType | None = None) -> list[MemoryRecord]:
-        """Memories with their relationships and reviews (oldest first), most recent first."""
+    def list_memories(
+        self, scope: Scope, type: MemoryType | None = None, as_of: AsOf = None
+    ) -> list[MemoryRecord]:
+        """Memories (created by `as_of`, if given) with their relationships and reviews
+        (oldest first, those made by `as_of`), most recent first."""
         ...
 
     def add_review(self, scope: Scope, review: MemoryReview) -> MemoryReview:

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from functools import cached_property
 
+from engine.as_of import AsOf
 from engine.errors import NotFound
 from engine.models import (
     Fact,
@@ -62,9 +63,17 @@ def lab_group(fact: Fact) -> str:
 class PatientGraph:
     """Lazy, per-call view of one patient's graph in a store."""
 
-    def __init__(self, store: GraphStore, scope: Scope, include_dismissed: bool = False) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        scope: Scope,
+        *,
+        as_of: AsOf = None,
+        include_dismissed: bool = False,
+    ) -> None:
         self.store = store
         self.scope = scope
+        self.as_of = as_of
         self.include_dismissed = include_dismissed
         self._by_kind: dict[FactKind, list[Fact]] = {}
         self._extra: dict[str, Fact | None] = {}
@@ -77,7 +86,7 @@ class PatientGraph:
     def facts(self, kind: FactKind) -> list[Fact]:
         """The patient's facts of one kind, sorted by key."""
         if kind not in self._by_kind:
-            self._by_kind[kind] = self.store.list_facts(self.scope, kind)
+            self._by_kind[kind] = self.store.list_facts(self.scope, kind, as_of=self.as_of)
         return self._by_kind[kind]
 
     def all_facts(self) -> list[Fact]:
@@ -92,7 +101,7 @@ class PatientGraph:
             return next((f for f in loaded if f.fact_key == key), None)
         if key not in self._extra:
             try:
-                self._extra[key] = self.store.get_fact(self.scope, key)
+                self._extra[key] = self.store.get_fact(self.scope, key, as_of=self.as_of)
             except NotFound:
                 self._extra[key] = None
         return self._extra[key]
@@ -112,8 +121,9 @@ class PatientGraph:
 
     @cached_property
     def every_memory(self) -> list[MemoryRecord]:
-        """Every memory with its relationships and reviews, most recent first."""
-        return self.store.list_memories(self.scope)
+        """Every memory (known by `as_of`) with its relationships and reviews, most recent
+        first."""
+        return self.store.list_memories(self.scope, as_of=self.as_of)
 
     @cached_property
     def memories(self) -> list[MemoryRecord]:
@@ -137,7 +147,7 @@ class PatientGraph:
     @cached_property
     def sessions(self) -> list[Session]:
         """Sessions, oldest first."""
-        return self.store.list_sessions(self.scope)
+        return self.store.list_sessions(self.scope, as_of=self.as_of)
 
     @cached_property
     def condition_slugs(self) -> dict[str, str]:

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from urllib.parse import unquote
 
+from engine.as_of import AsOf
 from engine.errors import InvalidInput
 from engine.models import Scope
 from engine.store import GraphStore
@@ -162,6 +163,7 @@ def read(
     format: Format | str = Format.NARRATIVE,
     token_budget: int | None = None,
     include_dismissed: bool = False,
+    as_of: AsOf = None,
 ) -> VfsFile | VfsDir:
     """Renders one VFS path from the live graph.
 
@@ -174,6 +176,8 @@ def read(
             with a closing note on what was left out; the header is always kept.
         include_dismissed: also show the memories a clinician dismissed where views leave
             them out (`/memory/{type}.md` always lists them under "Dismissed").
+        as_of: render the record and the memories as the engine knew them at this
+            instant (`engine.as_of`); None for the live graph.
 
     Returns:
         The file, or the listing when the path is a directory.
@@ -185,7 +189,7 @@ def read(
     fmt = _format(format)
     if token_budget is not None and token_budget < 1:
         raise InvalidInput(f"token_budget must be a positive number of tokens, not {token_budget}")
-    graph = PatientGraph(store, scope, include_dismissed)
+    graph = PatientGraph(store, scope, as_of=as_of, include_dismissed=include_dismissed)
     graph.patient  # noqa: B018 - raises NotFound for an unknown patient
     canonical, node = resolve(graph, path)
     if node is None:
@@ -193,14 +197,14 @@ def read(
     return _render(canonical, node, fmt, token_budget)
 
 
-def list_dir(store: GraphStore, scope: Scope, path: str = "/") -> VfsDir:
-    """The entries of a VFS directory, subdirectories first.
+def list_dir(store: GraphStore, scope: Scope, path: str = "/", as_of: AsOf = None) -> VfsDir:
+    """The entries of a VFS directory (as of `as_of`, as `read`), subdirectories first.
 
     Raises:
         NotFound: the patient or the path does not exist.
         InvalidInput: a malformed path, or the path of a file.
     """
-    graph = PatientGraph(store, scope)
+    graph = PatientGraph(store, scope, as_of=as_of)
     graph.patient  # noqa: B018 - raises NotFound for an unknown patient
     canonical, node = resolve(graph, path)
     if node is not None:

@@ -1,4 +1,8 @@
-"""`/timeline.md`: dated events of the record and of conversations, newest first."""
+"""`/timeline.md`: dated events of the record and of conversations, newest first.
+
+It ends with "At a glance", a per-year strip of encounters, condition onsets and sessions
+drawn as text bars (one block per event, capped), readable in any markdown viewer.
+"""
 
 from collections import defaultdict
 from dataclasses import dataclass
@@ -23,6 +27,10 @@ EVENTS = (
     (FactKind.ENCOUNTER, "start", "Encounter"),
 )
 SHOWN_RESULTS = 5
+# The at-a-glance strip: one row per year, a bar per kind of event, one block each (capped).
+GLANCE = ((FactKind.ENCOUNTER, "start", "Encounters"), (FactKind.CONDITION, "onset", "Conditions"))
+LANES = tuple(label for _, _, label in GLANCE) + ("Sessions",)
+BAR, BAR_MAX = "■", 12
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,34 @@ def _memory_events(graph: PatientGraph) -> list[_Event]:
     ]
 
 
+def _bar(count: int) -> str:
+    if not count:
+        return "·"
+    return BAR * min(count, BAR_MAX) + ("+" if count > BAR_MAX else "") + f" {count}"
+
+
+def glance(graph: PatientGraph) -> dict[str, dict[str, int]]:
+    """Year → {"Encounters", "Conditions", "Sessions"} → count, newest year first."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(LANES, 0))
+    for kind, name, label in GLANCE:
+        for fact in graph.facts(kind):
+            moment = fact.fields.get(name)
+            if _is_date(moment):
+                counts[str(moment)[:4]][label] += 1
+    for session in graph.sessions:
+        counts[str(session.created_at.year)]["Sessions"] += 1
+    return {year: counts[year] for year in sorted(counts, reverse=True)}
+
+
+def _glance(graph: PatientGraph) -> Section | None:
+    """Per year, how many encounters, condition onsets and sessions, as text bars."""
+    rows = tuple(
+        Item(title=year, fields=tuple((label, _bar(n)) for label, n in counts.items()))
+        for year, counts in glance(graph).items()
+    )
+    return Section("At a glance", rows, "table", first_column="Year") if rows else None
+
+
 def render_timeline(graph: PatientGraph) -> Doc:
     """Dated events, newest first, one section per year."""
     events = _fact_events(graph) + _result_events(graph) + _memory_events(graph)
@@ -93,6 +129,10 @@ def render_timeline(graph: PatientGraph) -> Doc:
         title="Timeline",
         note="Dated events of the record and of conversations, newest first.",
         fields=fields(("Events", len(events))),
-        sections=tuple(Section(year, tuple(items)) for year, items in by_year.items())
-        or (Section("Events", empty="No dated event on record."),),
+        # The strip comes last, so a token budget still spends itself on the newest events.
+        sections=(
+            tuple(Section(year, tuple(items)) for year, items in by_year.items())
+            or (Section("Events", empty="No dated event on record."),)
+        )
+        + tuple(s for s in [_glance(graph)] if s),
     )

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from engine.as_of import AsOf
 from engine.errors import InvalidInput
 from engine.models import Fact, MemoryRecord, Scope
 from engine.store import GraphStore
@@ -119,7 +120,9 @@ def rank(entries: list[_Entry], query: list[str]) -> list[tuple[float, _Entry]]:
     return scored
 
 
-def search(store: GraphStore, scope: Scope, q: str, limit: int = 10) -> list[SearchHit]:
+def search(
+    store: GraphStore, scope: Scope, q: str, limit: int = 10, as_of: AsOf = None
+) -> list[SearchHit]:
     """Ranked hits for a free-text query, one per VFS path.
 
     Args:
@@ -127,6 +130,7 @@ def search(store: GraphStore, scope: Scope, q: str, limit: int = 10) -> list[Sea
         scope: the (org, patient) to search.
         q: words to look for (case and punctuation ignored).
         limit: at most this many hits (1-100).
+        as_of: search the graph as the engine knew it at this instant (`engine.as_of`).
 
     Returns:
         Hits, best first. A memory hit's snippet is patient-reported (`untrusted`): show it
@@ -141,7 +145,7 @@ def search(store: GraphStore, scope: Scope, q: str, limit: int = 10) -> list[Sea
         raise InvalidInput("the search query has no letters or digits")
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
-    graph = PatientGraph(store, scope)
+    graph = PatientGraph(store, scope, as_of=as_of)
     graph.patient  # noqa: B018 - raises NotFound for an unknown patient
     hits: dict[str, SearchHit] = {}
     for score, entry in rank(_entries(graph), query):

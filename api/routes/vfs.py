@@ -12,12 +12,21 @@ from pydantic import BaseModel
 
 import vfs
 from api.deps import RECORD_READ, ScopeDep, StoreDep, require
+from engine.as_of import parse_as_of
 from vfs import Format, SearchHit, VfsDir, VfsFile
 
 router = APIRouter(prefix="/v1/patients/{pid}", tags=["vfs"])
 
 MAX_BUDGET = 1_000_000
 MAX_QUERY = 1000
+AsOfQuery = Annotated[
+    str | None,
+    Query(
+        max_length=64,
+        description="Render as the engine knew the patient then: YYYY-MM-DD (end of that day,"
+        " UTC) or an ISO 8601 instant with an offset. A bad value is a 422.",
+    ),
+]
 # Clinical content: no shared cache may keep it, and a private one must revalidate.
 CACHE_CONTROL = "private, no-cache"
 
@@ -79,8 +88,10 @@ def read_path(
     token_budget: Annotated[int | None, Query(ge=1, le=MAX_BUDGET)] = None,
     include_dismissed: bool = False,
     if_none_match: Annotated[str | None, Header()] = None,
+    as_of: AsOfQuery = None,
 ) -> Response | VfsDir:
-    """A VFS file rendered from the live graph, or the listing of a directory (`/` is root).
+    """A VFS file rendered from the graph (as of `as_of`, if given), or the listing of a
+    directory (`/` is root).
 
     Memories a clinician dismissed are left out unless `include_dismissed=true`."""
     found = vfs.read(
@@ -90,6 +101,7 @@ def read_path(
         format=format,
         token_budget=token_budget,
         include_dismissed=include_dismissed,
+        as_of=parse_as_of(as_of),
     )
     if isinstance(found, VfsFile):
         return file_response(found, if_none_match)
@@ -102,8 +114,10 @@ def search(
     scope: ScopeDep,
     q: Annotated[str, Query(max_length=MAX_QUERY)] = "",
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    as_of: AsOfQuery = None,
 ) -> SearchResults:
     """Ranked hits over facts, memories and rendered files; memory snippets are `untrusted`."""
+    cutoff = parse_as_of(as_of)
     store.get_patient(scope)  # an unknown patient is a 404 whatever the query
-    hits = vfs.search(store, scope, q, limit)
+    hits = vfs.search(store, scope, q, limit, as_of=cutoff)
     return SearchResults(patient=scope.patient, query=q, hits=hits)

@@ -92,6 +92,31 @@ def test_bad_requests_are_problems_that_say_why(
     assert detail in response.json()["detail"]
 
 
+def test_as_of_renders_what_the_engine_knew_then(api: TestClient) -> None:
+    # Ingested 2021-05-01 09:00 UTC; the conversation is of 2021-05-04.
+    before = api.get(f"{BASE}/vfs/medications/current/", params={"as_of": "2021-04-30"})
+    record_only = api.get(BASE + "/vfs" + PILL, params={"as_of": "2021-05-01T12:00:00+02:00"})
+    live = api.get(BASE + "/vfs" + PILL)
+    later = api.get(BASE + "/vfs" + PILL, params={"as_of": "2030-01-01"})
+    memory_then = api.get(f"{BASE}/vfs/memory/adherence.md", params={"as_of": "2021-05-03"})
+    hits = api.get(f"{BASE}/search", params={"q": "water pill", "as_of": "2021-05-03"})
+
+    assert before.status_code == 200 and before.json()["entries"] == []
+    assert record_only.status_code == 200 and "DISCREPANCY" not in record_only.text
+    assert "**DISCREPANCY**" in live.text and QUOTE in live.text
+    assert later.text == live.text and later.headers["etag"] == live.headers["etag"]
+    assert QUOTE not in memory_then.text
+    assert all(hit["kind"] != "memory" for hit in hits.json()["hits"])
+
+
+@pytest.mark.parametrize("as_of", ["yesterday", "2021-05-01T09:00:00", "2021-02-30"])
+def test_a_bad_as_of_is_a_422_that_says_what_to_use(api: TestClient, as_of: str) -> None:
+    for path in ("/vfs/patient.md", "/search?q=pill"):
+        response = api.get(BASE + path, params={"as_of": as_of})
+        assert response.status_code == 422
+        assert "YYYY-MM-DD" in response.json()["detail"]
+
+
 def test_unknown_patients_are_not_found(api: TestClient) -> None:
     for path in ("/v1/patients/nobody/vfs/patient.md", "/v1/patients/nobody/search?q=x"):
         response = api.get(path)
@@ -153,6 +178,21 @@ def test_cce_vfs_ls_cat_tree_grep(db: str, org: str) -> None:
     assert nothing == (1, "")
 
 
+def test_cce_vfs_as_of(db: str, org: str) -> None:
+    listed = cce(db, org, "ls", "/medications/current/", "--as-of", "2021-04-30")
+    shown = cce(db, org, "cat", "/memory/adherence.md", "--as-of", "2021-05-03")
+    tree = cce(db, org, "tree", "/conditions/", "--as-of", "2021-04-30")
+    grepped = cce(db, org, "grep", "water pill", "/memory/", "--as-of", "2021-05-03")
+    live = cce(db, org, "grep", "water pill", "/memory/")
+    bad = cce(db, org, "cat", "/patient.md", "--as-of", "soon")
+
+    assert listed == (0, "")
+    assert shown[0] == 0 and QUOTE not in shown[1]
+    assert tree == (0, "/conditions/\n├── active/\n└── resolved/\n")
+    assert grepped == (1, "") and live[0] == 0
+    assert bad[0] == 2 and "YYYY-MM-DD" in " ".join(bad[1].split())
+
+
 def test_cce_vfs_errors_exit_2_with_the_reason(db: str, org: str) -> None:
     code, output = cce(db, org, "cat", "/conditions/%2E%2E/x")
 
@@ -175,6 +215,17 @@ def test_viewer_pages_are_html_under_a_strict_policy(api: TestClient) -> None:
     assert opened.url.path == f"/patients/{PATIENT}/vfs/patient.md"
     assert "<h1>Joaquin Rodriguez</h1>" in opened.text
     assert missing.status_code == 404 and "no such VFS path" in missing.text
+
+
+def test_viewer_as_of_keeps_the_cutoff_in_every_link(api: TestClient) -> None:
+    page = api.get(f"/patients/{PATIENT}/vfs{STORY}", params={"as_of": "2021-05-03"})
+    bad = api.get(f"/patients/{PATIENT}/vfs{STORY}", params={"as_of": "soon"})
+
+    assert page.status_code == 200 and "as the engine knew it at 2021-05-03" in page.text
+    assert QUOTE not in page.text
+    assert f'href="/patients/{PATIENT}/vfs/patient.md?as_of=2021-05-03"' in page.text
+    assert "?format=compact&amp;as_of=2021-05-03" in page.text
+    assert bad.status_code == 422 and "YYYY-MM-DD" in bad.text
 
 
 def test_viewer_answers_only_loopback_hosts_without_auth(api: TestClient) -> None:

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +270,7 @@ async def test_generate_memories_learns_nothing_while_paused(url: str, store: Gr
         ("search_patient", {"patient": "a b", "query": "x"}, "patient id 'a b' must match"),
         ("search_patient", {"patient": PATIENT, "query": "!!"}, "no letters or digits"),
         ("generate_memories", {"patient": PATIENT, "session_id": "none"}, "not found"),
+        ("read_patient", {"patient": PATIENT, "path": "/", "as_of": "soon"}, "YYYY-MM-DD"),
     ],
 )
 async def test_bad_calls_are_tool_errors_that_say_why(
@@ -278,6 +280,23 @@ async def test_bad_calls_are_tool_errors_that_say_why(
 
     assert result.is_error
     assert message in text(result)
+
+
+async def test_vfs_tools_read_as_of_an_instant(url: str, store: GraphStore) -> None:
+    scope = Scope(org=ORG, patient=PATIENT)
+    first = min(r.memory.created_at for r in store.list_memories(scope))
+    then = (first - timedelta(microseconds=1)).isoformat()  # the record, not the memories
+
+    listed = await call(
+        url, "browse_patient", patient=PATIENT, path="/medications/current/", as_of="2000-01-01"
+    )
+    pill = await call(url, "read_patient", patient=PATIENT, path=PILL, as_of=then)
+    live = await call(url, "read_patient", patient=PATIENT, path=PILL)
+    found = await call(url, "search_patient", patient=PATIENT, query="stopped", as_of=then)
+
+    assert not listed.is_error and '"entries":[]' in text(listed).replace(" ", "")
+    assert "DISCREPANCY" not in text(pill) and "**DISCREPANCY**" in text(live)
+    assert '"kind":"memory"' not in text(found).replace(" ", "")
 
 
 async def test_tool_calls_are_audited_without_content(url: str, store: GraphStore) -> None:

@@ -68,8 +68,8 @@ def patient() -> tuple[GraphStore, Scope]:
     return jane()
 
 
-def check_golden(content: str, name: str) -> None:
-    golden = GOLDEN / name
+def check_golden(content: str, name: str, directory: Path = GOLDEN) -> None:
+    golden = directory / name
     if os.environ.get("CCE_UPDATE_GOLDEN") == "1":
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(content, encoding="utf-8")
