@@ -10,7 +10,7 @@ claim as resolution candidates.
 
 from collections.abc import Iterable
 
-from engine.models import Claim, FactKind, FactLink, MatchKey, MatchLayer
+from engine.models import Claim, FactKind, FactLink, MatchKey, MatchLayer, Merge
 
 LAYERS = tuple(MatchLayer)
 
@@ -72,6 +72,15 @@ class MatchIndex:
 
     def _hits(self, kind: FactKind, match: MatchKey) -> set[str]:
         return self._facts.get((kind, match.layer, match.key), set())
+
+
+def describe(match: MatchKey | Merge) -> str:
+    """A match key as people read it: "snomed 239872002", "text 'osteoarthritis of hip'"."""
+    if match.layer is MatchLayer.CODE:
+        return match.key
+    if match.layer is MatchLayer.TEXT:
+        return f"text {match.key!r}"
+    return f"ingredient {match.key}"
 
 
 def _own_match(fact_key: str) -> MatchKey:
