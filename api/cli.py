@@ -49,6 +49,13 @@ def ingest(
             " demographics (audited)."
         ),
     ] = False,
+    patient: Annotated[
+        str | None,
+        typer.Option(
+            help="Write every record to this patient id: an explicit assignment, which"
+            " overrides (and audits) an identity refusal."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest EHR exports. Exit 0: all ingested; 1: some resources rejected or a document
@@ -63,9 +70,12 @@ def ingest(
                 patient_key,
                 workers=workers,
                 accept_identity_mismatch=accept,
+                patient=patient,
             )
         else:
-            report = _ingest_with_progress(graph, org_of(org), paths, patient_key, workers, accept)
+            report = _ingest_with_progress(
+                graph, org_of(org), paths, patient_key, workers, accept, patient
+            )
     if as_json:
         print_json(report.model_dump(mode="json") | {"exit_code": report.exit_code})
     else:
@@ -80,6 +90,7 @@ def _ingest_with_progress(
     patient_key: str | None,
     workers: int | None,
     accept: bool,
+    patient: str | None,
 ) -> IngestReport:
     columns = (
         SpinnerColumn(),
@@ -104,6 +115,7 @@ def _ingest_with_progress(
             progress=advance,
             workers=workers,
             accept_identity_mismatch=accept,
+            patient=patient,
         )
 
 

@@ -81,12 +81,19 @@ class RelationshipType(StrEnum):
 
 
 class Patient(Frozen):
-    """Demographics from FHIR Patient or a CDA recordTarget."""
+    """Demographics from FHIR Patient or a CDA recordTarget.
+
+    `conflicts` records documents that disagree on address or phone (which do not decide
+    identity); the latest document's value is kept.
+    """
 
     name: str | None = None
     birth_date: str | None = None
     gender: str | None = None
     identifiers: tuple[str, ...] = ()
+    address: str | None = None
+    phone: str | None = None
+    conflicts: tuple["FieldConflict", ...] = ()
 
 
 class Coding(Frozen):

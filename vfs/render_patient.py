@@ -64,7 +64,15 @@ def _discrepancies(graph: PatientGraph) -> tuple[Item, ...]:
         for fact in graph.all_facts()
         if fact.conflicts
     ]
-    return tuple(reported + disputed)
+    demographics = [
+        Item(
+            title=f"Documents disagree on the {c.field}",
+            flag=DISCREPANCY,
+            fields=(("Kept", f"{c.winner} (from {c.winner_source})"),),
+        )
+        for c in graph.patient.conflicts
+    ]
+    return tuple(reported + disputed + demographics)
 
 
 def render_patient(graph: PatientGraph) -> Doc:
