@@ -143,8 +143,8 @@ class Ingestor:
             buffer.links.extend(item.links)
             if len(buffer.sources) >= BATCH_SIZE:
                 self._flush(self._patient or item.patient_ref, buffer, with_links=False)
-        for patient, buffer in buffers.items():
-            self._flush(patient, buffer, with_links=True)
+        for target, buffer in buffers.items():
+            self._flush(target, buffer, with_links=True)
         if read == 0 and not self.report.unusable and not self._errors_in(label):
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")
