@@ -23,6 +23,7 @@ from engine.audit import AuditEvent
 from engine.errors import NotFound
 from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult, utcnow
 from engine.store import GraphStore
+from ingest import drugs
 from ingest.cda import read_cda
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.identity import MISMATCH, demographic_conflicts, identity_conflict, masked
@@ -331,5 +332,6 @@ def _reader_pool(workers: int | None, documents: int) -> Iterator[Pool | None]:
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
+    drugs.preload()  # every medication's ingredient keys need it (ingest.matching)
     with multiprocessing.get_context("fork").Pool(count) as pool:
         yield pool
