@@ -35,6 +35,8 @@ def test_patient_comes_first_with_demographics() -> None:
         birth_date="1950-12-19",
         gender="female",
         identifiers=("1.3.6.1.4.1.16517.1|98765432", "2.16.840.1.113883.4.1|12345679"),
+        address="4567 Residence Rd, Beaverton, 97867",
+        phone="+1(444)444-4444",
     )
     assert all(isinstance(i, Problem) or i.patient_ref == "98765432" for i in rest)
 
