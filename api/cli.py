@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -25,6 +26,7 @@ from api.cli_common import (
     print_json,
     scope_of,
 )
+from engine.matching import describe
 from engine.models import Fact, FactKind
 from engine.settings import get_settings
 from engine.store import GraphStore, open_store
@@ -54,6 +56,13 @@ def ingest(
             " demographics (audited)."
         ),
     ] = False,
+    patient: Annotated[
+        str | None,
+        typer.Option(
+            help="Write every record to this patient id: an explicit assignment, which"
+            " overrides (and audits) an identity refusal."
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Ingest EHR exports. Exit 0: all ingested; 1: some resources rejected or a document
@@ -68,9 +77,12 @@ def ingest(
                 patient_key,
                 workers=workers,
                 accept_identity_mismatch=accept,
+                patient=patient,
             )
         else:
-            report = _ingest_with_progress(graph, org_of(org), paths, patient_key, workers, accept)
+            report = _ingest_with_progress(
+                graph, org_of(org), paths, patient_key, workers, accept, patient
+            )
     if as_json:
         print_json(report.model_dump(mode="json") | {"exit_code": report.exit_code})
     else:
@@ -85,6 +97,7 @@ def _ingest_with_progress(
     patient_key: str | None,
     workers: int | None,
     accept: bool,
+    patient: str | None,
 ) -> IngestReport:
     columns = (
         SpinnerColumn(),
@@ -112,6 +125,7 @@ def _ingest_with_progress(
             progress=advance,
             workers=workers,
             accept_identity_mismatch=accept,
+            patient=patient,
         )
 
 
@@ -144,8 +158,11 @@ def facts(
     store: StoreOption = None,
     org: OrgOption = None,
     as_json: JsonOption = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Say why each source joined its fact.")
+    ] = False,
 ) -> None:
-    """List a patient's merged facts."""
+    """List a patient's merged facts, with resolution candidates (and merges, --explain)."""
     scope = scope_of(org, patient)
     with opened_store(store) as graph:
         found = graph.list_facts(scope, kind, status)
@@ -153,22 +170,41 @@ def facts(
         print_json([fact.model_dump(mode="json") for fact in found])
         return
     console.print(_facts_table(patient, found))
+    for line in _resolution_lines(found, explain):
+        console.print(line, markup=False, highlight=False)
 
 
 def _facts_table(patient: str, found: list[Fact]) -> Table:
     table = Table(title=f"{len(found)} facts of {patient}")
-    for column in ("kind", "label", "status", "key", "sources", "conflicts"):
+    for column in ("kind", "label", "status", "key", "sources", "conflicts", "candidates"):
         table.add_column(column)
     for fact in found:
         table.add_row(
-            fact.kind.value,
-            fact.label,
-            fact.status or "",
-            fact.fact_key,
+            escape(fact.kind.value),
+            escape(fact.label),
+            escape(fact.status or ""),
+            escape(fact.fact_key),
             str(len(fact.sources)),
             ", ".join(c.field for c in fact.conflicts),
+            str(len(fact.candidates) or ""),
         )
     return table
+
+
+def _resolution_lines(found: list[Fact], explain: bool) -> list[str]:
+    lines = [
+        f"candidate: {c.source_ref} ({c.label}) is in {fact.fact_key}"
+        f" and matches {', '.join(c.fact_keys)} too; not merged"
+        for fact in found
+        for c in fact.candidates
+    ]
+    if explain:
+        lines += [
+            f"{fact.fact_key}: {m.source_ref} merged by {describe(m)}"
+            for fact in found
+            for m in fact.merged_by
+        ]
+    return lines
 
 
 @app.command()

@@ -156,6 +156,10 @@ LIST_ASSERTIONS = f"{_scan('f', Label.FACT)} AND ($kind IS NULL OR f.kind = $kin
 FACT_ASSERTIONS = f"MATCH {_node('f', Label.FACT, fact_key='$fact_key')} {_ASSERTIONS}"
 
 
+PATIENT_CLAIMS = (
+    f"{_scan('f', Label.FACT)} MATCH (f)-[a:{Rel.ASSERTED_BY}]->(:{Label.SOURCE})"
+    " RETURN a.claim AS claim"
+)
 EXISTING_FACTS = f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')} RETURN key"
 
 

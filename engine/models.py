@@ -88,12 +88,19 @@ class RelationshipType(StrEnum):
 
 
 class Patient(Frozen):
-    """Demographics from FHIR Patient or a CDA recordTarget."""
+    """Demographics from FHIR Patient or a CDA recordTarget.
+
+    `conflicts` records documents that disagree on address or phone (which do not decide
+    identity); the latest document's value is kept.
+    """
 
     name: str | None = None
     birth_date: str | None = None
     gender: str | None = None
     identifiers: tuple[str, ...] = ()
+    address: str | None = None
+    phone: str | None = None
+    conflicts: tuple["FieldConflict", ...] = ()
 
 
 class Coding(Frozen):
@@ -119,8 +126,28 @@ class Source(Frozen):
     content_hash: str = Field(min_length=1)
 
 
+class MatchLayer(StrEnum):
+    """How two claims are known to be about the same thing, strongest first."""
+
+    CODE = "code"
+    INGREDIENT = "ingredient"
+    TEXT = "text"
+
+
+class MatchKey(Frozen):
+    """One way a claim can meet another: "snomed 239872002", "warfarin 5 mg tablet"."""
+
+    layer: MatchLayer
+    key: str
+
+
 class Claim(Frozen):
-    """What one source asserts about one fact."""
+    """What one source asserts about one fact.
+
+    `fact_key` is the fact the claim was placed in; `origin_key` the key it would have
+    had alone, when that differs; `merged_by` the match key that placed it in a fact that
+    other claims made; `candidates` the other facts it matched too (not merged).
+    """
 
     fact_key: str = Field(min_length=1, max_length=512)
     kind: FactKind
@@ -128,6 +155,10 @@ class Claim(Frozen):
     status: str | None = None
     codes: tuple[Coding, ...] = ()
     fields: dict[str, FieldValue] = Field(default_factory=dict)
+    match_keys: tuple[MatchKey, ...] = ()
+    origin_key: str | None = None
+    merged_by: MatchKey | None = None
+    candidates: tuple[str, ...] = ()
 
 
 class SourceClaims(Frozen):
@@ -148,6 +179,22 @@ class FieldConflict(Frozen):
     explanation: str
 
 
+class Merge(Frozen):
+    """Why a source's claim joined a fact: the layer and key it shared with the fact."""
+
+    layer: MatchLayer
+    key: str
+    source_ref: str
+
+
+class Candidate(Frozen):
+    """A claim that matched more facts than the one it is in: maybe one thing, not merged."""
+
+    source_ref: str
+    label: str
+    fact_keys: tuple[str, ...]
+
+
 class Fact(Frozen):
     """A merged fact: the winning values, every source, and the recorded conflicts."""
 
@@ -159,6 +206,8 @@ class Fact(Frozen):
     fields: dict[str, FieldValue] = Field(default_factory=dict)
     sources: tuple[Source, ...] = ()
     conflicts: tuple[FieldConflict, ...] = ()
+    merged_by: tuple[Merge, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
 
 
 class FactLink(Frozen):

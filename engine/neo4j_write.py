@@ -11,8 +11,10 @@ from typing import Any, Literal, LiteralString, Protocol, overload
 
 from engine import cypher
 from engine.errors import Conflict, NotFound
+from engine.matching import MatchIndex, place_link
 from engine.models import (
     Batch,
+    Claim,
     FactLink,
     FactLinkType,
     Memory,
@@ -151,10 +153,18 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
     counts: Counter[str] = Counter()
     data = batch.patient.model_dump_json() if batch.patient is not None else None
     lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
-    if batch.sources:
-        _upsert_sources(tx, params, batch.sources, counts)
-    if batch.fact_links:
-        _merge_links(tx, params, batch.fact_links, counts)
+    if batch.sources or batch.fact_links:
+        claims = tx.run(cypher.PATIENT_CLAIMS, params)
+        index = MatchIndex.of(Claim.model_validate_json(row["claim"]) for row in claims)
+        placed = [
+            item.model_copy(update={"claims": tuple(index.place(c) for c in item.claims)})
+            for item in batch.sources
+        ]
+        if placed:
+            _upsert_sources(tx, params, placed, counts)
+        if batch.fact_links:
+            links = [place_link(index, link) for link in batch.fact_links]
+            _merge_links(tx, params, links, counts)
     if batch.memories:
         _append_memories(tx, params, batch.memories, counts)
     if batch.relationships:

@@ -3,7 +3,16 @@
 from collections.abc import Iterable
 from datetime import datetime
 
-from engine.models import Claim, Coding, Fact, FieldConflict, FieldValue, Source
+from engine.models import (
+    Candidate,
+    Claim,
+    Coding,
+    Fact,
+    FieldConflict,
+    FieldValue,
+    Merge,
+    Source,
+)
 
 STRATEGY = "most recent source, then highest reliability"
 
@@ -20,7 +29,9 @@ def resolve(assertions: Iterable[tuple[Source, Claim]]) -> Fact:
 
     Returns:
         The fact with the winning value of each field, all sources and all codes, and a
-        conflict record for each field (status included) on which sources disagree.
+        conflict record for each field (status included) on which sources disagree,
+        why each source's claim joined it (`merged_by`, when there are several) and the
+        claims that matched other facts too (`candidates`).
     """
     ranked = sorted(assertions, key=lambda pair: _precedence(pair[0]), reverse=True)
     if not ranked:
@@ -44,6 +55,20 @@ def resolve(assertions: Iterable[tuple[Source, Claim]]) -> Fact:
         fields=fields,
         sources=tuple(source for source, _ in ranked),
         conflicts=tuple(conflicts),
+        merged_by=_merges(ranked) if len(ranked) > 1 else (),
+        candidates=tuple(
+            Candidate(source_ref=s.source_ref, label=c.label, fact_keys=c.candidates)
+            for s, c in sorted(ranked, key=lambda pair: pair[0].source_ref)
+            if c.candidates
+        ),
+    )
+
+
+def _merges(ranked: list[tuple[Source, Claim]]) -> tuple[Merge, ...]:
+    return tuple(
+        Merge(layer=c.merged_by.layer, key=c.merged_by.key, source_ref=s.source_ref)
+        for s, c in sorted(ranked, key=lambda pair: pair[0].source_ref)
+        if c.merged_by is not None
     )
 
 

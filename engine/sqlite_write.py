@@ -8,8 +8,10 @@ import sqlite3
 from collections.abc import Sequence
 
 from engine.errors import Conflict, NotFound
+from engine.matching import MatchIndex, place_link
 from engine.models import (
     Batch,
+    Claim,
     FactLink,
     Message,
     NewMessage,
@@ -31,15 +33,22 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
     counts: dict[str, int] = {}
     if batch.patient is not None or batch.sources:
         upsert_patient(db, key, batch.patient)
+    index = _match_index(db, key) if batch.sources or batch.fact_links else MatchIndex()
     for item in batch.sources:
-        _upsert_source(db, key, item, counts)
+        placed = tuple(index.place(claim) for claim in item.claims)
+        _upsert_source(db, key, item.model_copy(update={"claims": placed}), counts)
     for link in batch.fact_links:
-        _add_link(db, key, link, counts)
+        _add_link(db, key, place_link(index, link), counts)
     if batch.memories or batch.relationships:
         _append_memories(db, key, batch, counts)
     if batch.watermark is not None:
         _move_watermark(db, key, batch.watermark)
     return WriteResult(**counts)
+
+
+def _match_index(db: sqlite3.Connection, key: Key) -> MatchIndex:
+    rows = db.execute("SELECT claim FROM assertions WHERE org = ? AND patient = ?", key)
+    return MatchIndex.of(Claim.model_validate_json(row[0]) for row in rows)
 
 
 def create_session(db: sqlite3.Connection, key: Key, session: Session) -> None:

@@ -174,6 +174,20 @@ def _read(
     yield from _DocumentReader(root, raw, label, patient_ref).entries()
 
 
+def _lineage(root: Element, doc_id: str) -> str:
+    """The versions of one document about one person: its setId (else its id) and a hash
+    of the person's name and birth date.
+
+    Vendors reuse setIds and ids (the eMERGE samples share setId, version and id across
+    five people), so the person is part of the lineage: their entries never replace
+    each other, even when an ingest is told to accept them under one patient.
+    """
+    patient = cda_patient(root)
+    person = f"{(patient.name or '').casefold()}|{patient.birth_date or ''}"
+    digest = hashlib.sha256(person.encode()).hexdigest()[:12]
+    return f"{ii(first(root, 'h:setId')) or doc_id}~{digest}"
+
+
 def section_kind(section: Element) -> SectionKind | None:
     """The kind of a section by templateId (root, any extension), else by its LOINC code."""
     ids = templates(section)
@@ -196,6 +210,7 @@ class _DocumentReader:
         self.last_updated = ts_instant(effective)
         self.version = attr(first(root, "h:versionNumber"), "value") or ii(first(root, "h:setId"))
         self.context = Context(narrative=Narrative(root), doc_date=parse_ts(effective))
+        self.lineage = _lineage(root, self.doc_id)
         self.seen_refs: set[str] = set()
         self.ordinal = 0
 
@@ -259,15 +274,16 @@ class _DocumentReader:
         )
 
     def _source_ref(self, section: Element, index: int, entry_id: str | None) -> str:
-        """`cda:{entry id}`, or `cda:{doc}:{section code}:{index}` without an id.
+        """`cda:{lineage}:{entry id}`, or `cda:{lineage}:{section code}:{index}` without an id.
 
-        An entry id is a globally unique instance identifier that stays the same in every
-        version of a document, so a newer version of the entry replaces what it asserted.
+        Entry ids stay the same in every version of a document, so within a lineage (see
+        `_lineage`) a newer version of the entry replaces what it asserted; exporters reuse
+        ids across unrelated documents, which the lineage keeps apart.
         """
         where = f"{attr(first(section, 'h:code'), 'code') or 'section'}:{index}"
-        ref = f"cda:{entry_id}" if entry_id else f"cda:{self.doc_id}:{where}"
+        ref = f"cda:{self.lineage}:{entry_id or where}"
         if ref in self.seen_refs:  # exporters reuse ids; a second entry must not replace the first
-            ref = f"cda:{self.doc_id}:{entry_id}:{where}"
+            ref = f"cda:{self.lineage}:{entry_id}:{where}"
         if len(ref) > 512:
             ref = f"cda:{self.doc_id[:64]}:sha256-{hashlib.sha256(ref.encode()).hexdigest()}"
         self.seen_refs.add(ref)

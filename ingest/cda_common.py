@@ -19,6 +19,7 @@ from ingest.cda_xml import (
     templates,
 )
 from ingest.keys import DATED, fact_key
+from ingest.matching import match_keys
 
 CCDA = "2.16.840.1.113883.10.20.22.4."
 CCD1 = "2.16.840.1.113883.10.20.1."  # CCD R1 / HITSP C32 entries, still in older exports
@@ -92,6 +93,7 @@ def make_claim(
         status=status,
         codes=codes,
         fields={k: v for k, v in fields.items() if v is not None and v != []},
+        match_keys=match_keys(kind, codes, label, date),
     )
 
 

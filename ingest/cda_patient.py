@@ -57,9 +57,21 @@ def cda_patient(document: Element) -> Patient:
         for ext in [attr(i, "extension")]
     )
     gender = GENDERS.get(attr(first(patient, "h:administrativeGenderCode"), "code") or "")
+    addr = first(role, "h:addr")
+    parts = [
+        *every(addr, "h:streetAddressLine"),
+        first(addr, "h:city"),
+        first(addr, "h:postalCode"),
+    ]
+    address = ", ".join(t.strip() for p in parts if p is not None and (t := p.text or "").strip())
+    phones = [
+        v for t in every(role, "h:telecom") if (v := attr(t, "value") or "").startswith("tel:")
+    ]
     return Patient(
         name=name,
         birth_date=birth,
         gender=gender,
         identifiers=identifiers,
+        address=address or None,
+        phone=phones[0].removeprefix("tel:") if phones else None,
     )

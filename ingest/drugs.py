@@ -24,6 +24,12 @@ def _finder() -> FindDrugs:
     return finder
 
 
+def preload() -> None:
+    """Loads the dictionary now: processes forked afterwards share it instead of each
+    loading its own."""
+    _finder()
+
+
 @lru_cache(maxsize=8192)
 def generic_names(text: str) -> tuple[str, ...]:
     """The generic (canonical) names of the drugs that a medication text mentions.

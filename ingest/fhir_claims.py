@@ -6,6 +6,7 @@ from typing import Any, Protocol
 from engine.models import Claim, FactKind, FactLink, FieldValue
 from ingest.fhir_values import Json, cc_code, cc_codes, cc_text
 from ingest.keys import fact_key
+from ingest.matching import match_keys
 
 SKIPPED_VERIFICATION = frozenset({"entered-in-error", "refuted"})
 
@@ -47,6 +48,7 @@ def make_claim(
         status=status,
         codes=codes,
         fields={name: value for name, value in fields.items() if value is not None},
+        match_keys=match_keys(kind, codes, label, date),
     )
 
 

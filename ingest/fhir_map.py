@@ -109,11 +109,16 @@ def map_patient(resource: Json) -> Patient:
         for i in resource.get("identifier") or ()
         if obj(i).get("value")
     )
+    address = first([obj(a) for a in resource.get("address") or ()])
+    lines = [*address.get("line", ()), address.get("city"), address.get("postalCode")]
+    phones = [obj(t) for t in resource.get("telecom") or () if obj(t).get("system") == "phone"]
     return Patient(
         name=full or None,
         birth_date=resource.get("birthDate"),
         gender=resource.get("gender"),
         identifiers=identifiers,
+        address=", ".join(str(part) for part in lines if part) or None,
+        phone=first(phones).get("value"),
     )
 
 

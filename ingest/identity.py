@@ -8,7 +8,7 @@ person is masked to initials and birth year, so a refusal names no one.
 
 import re
 
-from engine.models import Patient
+from engine.models import FieldConflict, Patient
 
 _NAME_PART = re.compile(r"[^\W\d_]{2,}")
 MISMATCH = "identity mismatch"
@@ -23,6 +23,28 @@ def identity_conflict(stored: Patient, incoming: Patient) -> str | None:
     if mine and theirs and not mine & theirs:
         return "no name part in common"
     return None
+
+
+def demographic_conflicts(
+    stored: Patient, incoming: Patient, label: str
+) -> tuple[FieldConflict, ...]:
+    """Address and phone differences as conflict records; the incoming document's wins."""
+    found = []
+    for name in ("address", "phone"):
+        old, new = getattr(stored, name), getattr(incoming, name)
+        if old and new and old != new:
+            found.append(
+                FieldConflict(
+                    field=name,
+                    values=((old, "stored"), (new, label)),
+                    winner=new,
+                    winner_source=label,
+                    strategy="the latest ingested document",
+                    explanation=f"documents disagree on the {name}; kept the one of {label},"
+                    " ingested last (it does not decide identity)",
+                )
+            )
+    return tuple(found)
 
 
 def masked(patient: Patient) -> str:

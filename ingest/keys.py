@@ -140,12 +140,24 @@ def normalize_text(kind: FactKind, label: str) -> str:
     Returns:
         A slug of `[a-z0-9-]`, never empty.
     """
-    text = _SEMANTIC_TAG.sub("", label)
     if kind is FactKind.MEDICATION:
-        generics = generic_names(text)
+        generics = generic_names(_SEMANTIC_TAG.sub("", label))
         if generics:
             return "-".join(text_slug(name) for name in generics)
-    slug = text_slug(text)
+    return folded_text(kind, label)
+
+
+def folded_text(kind: FactKind, label: str) -> str:
+    """A display folded to a slug: no semantic tag, abbreviations of conditions expanded.
+
+    Args:
+        kind: the fact kind; conditions get their common abbreviations expanded.
+        label: the display text.
+
+    Returns:
+        A slug of `[a-z0-9-]`, never empty.
+    """
+    slug = text_slug(_SEMANTIC_TAG.sub("", label))
     if kind is FactKind.CONDITION:
         words = [CONDITION_ABBREVIATIONS.get(word, word) for word in slug.split("-")]
         slug = text_slug(" ".join(words))

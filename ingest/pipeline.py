@@ -23,10 +23,11 @@ from engine.audit import AuditEvent
 from engine.errors import NotFound
 from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult, utcnow
 from engine.store import GraphStore
+from ingest import drugs
 from ingest.cda import read_cda
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.fhir_ndjson import mapped_lines
-from ingest.identity import MISMATCH, identity_conflict, masked
+from ingest.identity import MISMATCH, demographic_conflicts, identity_conflict, masked
 from ingest.records import Problem, Record
 
 BATCH_SIZE = 500
@@ -100,10 +101,13 @@ class Ingestor:
         clock: Callable[[], datetime] = utcnow,
         accept_identity_mismatch: bool = False,
         actor: str = "cce ingest",
+        assigned: bool = False,
     ) -> None:
         self._store = store
         self._org = org
         self._patient = patient
+        # an explicit assignment (`--patient`, `?patient=`) overrides an identity refusal
+        self._assigned = assigned and patient is not None
         self._progress = progress or (lambda _: None)
         self._clock = clock
         self._accept_mismatch = accept_identity_mismatch
@@ -126,9 +130,11 @@ class Ingestor:
             read += 1
             self._progress(1)
             target = self._patient or item.patient_ref
-            if item.patient is not None and target not in checked:
+            patient = item.patient
+            if patient is not None and target not in checked:
                 checked.add(target)
-                if not self._same_person(label, target, item.patient):
+                patient = self._checked(label, target, patient)
+                if patient is None:
                     refused.add(target)
                     buffers.pop(target, None)
             if target in refused:
@@ -136,8 +142,8 @@ class Ingestor:
                 continue
             self.report.resources += 1
             buffer = buffers.setdefault(target, _PatientBuffer())
-            if item.patient is not None:
-                buffer.patient = item.patient
+            if patient is not None:
+                buffer.patient = patient
             if item.source is not None:
                 buffer.sources.append(item.source)
                 pending += 1
@@ -154,33 +160,40 @@ class Ingestor:
                 Problem(severity="warning", file=label, message="no usable resources found")
             )
 
-    def _same_person(self, label: str, patient: str, incoming: Patient) -> bool:
-        """False (and the refusal reported) when the stored patient is someone else."""
+    def _checked(self, label: str, patient: str, incoming: Patient) -> Patient | None:
+        """The demographics to write, with address and phone differences recorded as
+        conflicts; None (and the refusal reported) when the stored patient is someone else.
+        """
         try:
             stored = self._store.get_patient(Scope(org=self._org, patient=patient))
         except NotFound:
-            return True
+            return incoming
+        merged = incoming.model_copy(
+            update={"conflicts": stored.conflicts + demographic_conflicts(stored, incoming, label)}
+        )
         why = identity_conflict(stored, incoming)
         if why is None:
-            return True
+            return merged
         message = (
             f"{MISMATCH} for patient {patient}: the document's patient ({masked(incoming)})"
             f" is not the stored one ({masked(stored)}): {why}"
         )
-        if self._accept_mismatch:
+        if self._accept_mismatch or self._assigned:
+            how = "assigned to this patient explicitly" if self._assigned else "accepted as asked"
             self.report.warnings.append(
-                Problem(severity="warning", file=label, message=f"{message}; accepted as asked")
+                Problem(severity="warning", file=label, message=f"{message}; {how}")
             )
             event = AuditEvent(
                 org=self._org,
                 actor=self._actor,
                 patient=patient,
-                action="ingest: identity mismatch accepted",
+                action="ingest: identity mismatch "
+                + ("assigned explicitly" if self._assigned else "accepted"),
                 outcome=200,
                 correlation_id=uuid.uuid4().hex,
             )
             self._store.append_audit([event])
-            return True
+            return merged
         refusal = Problem(
             file=label,
             resource_type="Patient",
@@ -190,7 +203,7 @@ class Ingestor:
         )
         self.report.errors.append(refusal)
         self.identity_refusals.append((message, refusal))
-        return False
+        return None
 
     def _errors_in(self, label: str) -> bool:
         return any(p.file == label for p in self.report.errors)
@@ -302,15 +315,23 @@ def ingest_paths(
     progress: Progress | None = None,
     workers: int | None = None,
     accept_identity_mismatch: bool = False,
+    patient: str | None = None,
 ) -> IngestReport:
     """Ingests files and folders (any mix) into the org; see `IngestReport.exit_code`.
 
     Documents (FHIR JSON, C-CDA) are parsed and validated by `workers` processes (default:
     one per core) while this process writes, in input order, so the result is the same as
-    a serial run. NDJSON exports are streamed here, line by line.
+    a serial run. NDJSON exports are streamed here, line by line. With `patient`, every
+    record is written to that patient: an explicit assignment, which overrides (and
+    audits) an identity refusal.
     """
     ingestor = Ingestor(
-        store, org, progress=progress, accept_identity_mismatch=accept_identity_mismatch
+        store,
+        org,
+        patient=patient,
+        progress=progress,
+        accept_identity_mismatch=accept_identity_mismatch,
+        assigned=True,
     )
     found: list[tuple[Path, bool]] = []
     for path in paths:
@@ -339,5 +360,6 @@ def _reader_pool(workers: int | None, documents: int) -> Iterator[Pool | None]:
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
+    drugs.preload()  # every medication's ingredient keys need it (ingest.matching)
     with multiprocessing.get_context("fork").Pool(count) as pool:
         yield pool

@@ -66,7 +66,15 @@ def _discrepancies(graph: PatientGraph) -> tuple[Item, ...]:
         for fact in graph.all_facts()
         if fact.conflicts
     ]
-    return tuple(reported + disputed)
+    demographics = [
+        Item(
+            title=f"Documents disagree on the {c.field}",
+            flag=DISCREPANCY,
+            fields=(("Kept", f"{c.winner} (from {c.winner_source})"),),
+        )
+        for c in graph.patient.conflicts
+    ]
+    return tuple(reported + disputed + demographics)
 
 
 def render_patient(graph: PatientGraph) -> Doc:
@@ -123,7 +131,8 @@ def _file_item(label: str, entries: list[tuple[Source, int]]) -> Item:
 
 def render_sources(graph: PatientGraph) -> Doc:
     """What was ingested, when and from where, one item per input file."""
-    found = _sources(graph.all_facts())
+    facts = graph.all_facts()
+    found = _sources(facts)
     by_label: dict[str, list[tuple[Source, int]]] = {}
     for ref in sorted(found):
         by_label.setdefault(found[ref][0].label, []).append(found[ref])
@@ -133,11 +142,42 @@ def render_sources(graph: PatientGraph) -> Doc:
         title="Sources",
         note="Every ingested resource or entry that asserts a fact, grouped by input.",
         fields=fields(
-            ("Sources", len(found)), ("Inputs", len(by_label)), ("Formats", _counted(formats))
+            ("Sources", len(found)),
+            ("Inputs", len(by_label)),
+            ("Formats", _counted(formats)),
+            ("Merges", _counted(Counter(m.layer.value for f in facts for m in f.merged_by))),
         ),
         sections=(
             Section(
                 "Inputs", tuple(_file_item(label, by_label[label]) for label in sorted(by_label))
             ),
+            Section(
+                "Resolution Candidates",
+                _candidates(graph),
+                empty="None.",
+                note="Claims that matched more than one fact: maybe one thing, not merged.",
+            ),
         ),
     )
+
+
+def _candidates(graph: PatientGraph) -> tuple[Item, ...]:
+    return tuple(
+        Item(
+            title=candidate.label,
+            flag=DISCREPANCY,
+            link=graph.path_of(fact),
+            fields=fields(
+                ("In", fact.label),
+                ("Also matches", "; ".join(_label(graph, key) for key in candidate.fact_keys)),
+                ("Source", candidate.source_ref),
+            ),
+        )
+        for fact in graph.all_facts()
+        for candidate in fact.candidates
+    )
+
+
+def _label(graph: PatientGraph, fact_key: str) -> str:
+    fact = graph.fact(fact_key)
+    return fact.label if fact is not None else fact_key

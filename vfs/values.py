@@ -4,6 +4,7 @@ import re
 from collections import Counter
 from datetime import datetime
 
+from engine.matching import describe
 from engine.models import Fact, FieldConflict, FieldValue, Source
 from vfs.doc import DISCREPANCY, Item, Section, fields
 
@@ -108,11 +109,15 @@ def sources(fact: Fact) -> str | None:
 
 def sources_section(fact: Fact) -> Section:
     """`## Sources`: every source of a fact, the one whose values are shown first."""
-    return Section("Sources", tuple(source_item(source) for source in fact.sources))
+    merges = {m.source_ref: describe(m) for m in fact.merged_by}
+    return Section(
+        "Sources",
+        tuple(source_item(source, merges.get(source.source_ref)) for source in fact.sources),
+    )
 
 
-def source_item(source: Source) -> Item:
-    """A source as an item: where from, which version, when ingested."""
+def source_item(source: Source, merged_by: str | None = None) -> Item:
+    """A source as an item: where from, which version, when ingested, why it joined."""
     return Item(
         title=source_name(source),
         fields=fields(
@@ -121,6 +126,7 @@ def source_item(source: Source) -> Item:
             ("Last updated", when(source.last_updated) if source.last_updated else None),
             ("Ingested", when(source.ingested_at)),
             ("Reliability", number(source.reliability)),
+            ("Merged by", merged_by),
         ),
     )
 

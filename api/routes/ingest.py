@@ -43,9 +43,17 @@ def _ingest(
     media_type: str,
     accept: bool = False,
     actor: str = "api",
+    assigned: str | None = None,
 ) -> IngestReport:
+    if assigned is not None and assigned != scope.patient:
+        raise InvalidInput(f"patient={assigned!r} names another patient than the path")
     ingestor = Ingestor(
-        store, scope.org, patient=scope.patient, accept_identity_mismatch=accept, actor=actor
+        store,
+        scope.org,
+        patient=scope.patient,
+        accept_identity_mismatch=accept,
+        actor=actor,
+        assigned=assigned is not None,
     )
     ingestor.feed("request body", read_bytes(data, "request body", media_type=media_type))
     report = ingestor.report
@@ -70,6 +78,15 @@ AcceptMismatch = Annotated[
     bool,
     Query(description="write even if the stored patient's demographics disagree (audited)"),
 ]
+Assigned = Annotated[
+    str | None,
+    Query(
+        alias="patient",
+        max_length=128,
+        description="the path's patient id again: an explicit assignment of the document to"
+        " this patient, which overrides (and audits) an identity refusal",
+    ),
+]
 
 
 @router.post("/fhir", dependencies=[require(INGEST_WRITE)])
@@ -80,11 +97,19 @@ async def ingest_fhir(
     settings: SettingsDep,
     principal: PrincipalDep,
     accept_identity_mismatch: AcceptMismatch = False,
+    patient: Assigned = None,
 ) -> IngestReport:
     """Ingest a FHIR Bundle, a single resource, or an NDJSON body."""
     data, media_type = await _body(request, settings.max_ingest_bytes, FHIR_TYPES)
     return await run_in_threadpool(
-        _ingest, store, scope, data, media_type, accept_identity_mismatch, principal.actor
+        _ingest,
+        store,
+        scope,
+        data,
+        media_type,
+        accept_identity_mismatch,
+        principal.actor,
+        patient,
     )
 
 
@@ -96,9 +121,17 @@ async def ingest_cda(
     settings: SettingsDep,
     principal: PrincipalDep,
     accept_identity_mismatch: AcceptMismatch = False,
+    patient: Assigned = None,
 ) -> IngestReport:
     """Ingest a C-CDA XML document."""
     data, media_type = await _body(request, settings.max_ingest_bytes, CDA_TYPES)
     return await run_in_threadpool(
-        _ingest, store, scope, data, "application/xml", accept_identity_mismatch, principal.actor
+        _ingest,
+        store,
+        scope,
+        data,
+        "application/xml",
+        accept_identity_mismatch,
+        principal.actor,
+        patient,
     )

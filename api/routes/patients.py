@@ -1,5 +1,6 @@
 """Patient and fact routes: demographics, merged facts, the resolution report, erasure."""
 
+from collections import Counter
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
@@ -7,7 +8,7 @@ from pydantic import BaseModel
 
 from api.audit import anonymise
 from api.deps import PATIENT_ERASE, RECORD_READ, ScopeDep, StoreDep, require
-from engine.models import Fact, FactKind, FieldConflict, Patient
+from engine.models import Fact, FactKind, FieldConflict, Merge, Patient
 
 router = APIRouter(prefix="/v1/patients/{pid}", tags=["patients"])
 
@@ -25,12 +26,22 @@ class MergedFact(BaseModel):
     label: str
     sources: list[str]
     conflicts: list[FieldConflict]
+    merged_by: list[Merge]
+
+
+class CandidatePublic(BaseModel):
+    fact_id: str
+    source_ref: str
+    label: str
+    also_matches: list[str]
 
 
 class ResolutionReport(BaseModel):
     facts: int
     merged: list[MergedFact]
     conflicts: int
+    merges_by_layer: dict[str, int]
+    candidates: list[CandidatePublic]
 
 
 class Erasure(BaseModel):
@@ -92,12 +103,27 @@ def resolution(store: StoreDep, scope: ScopeDep) -> ResolutionReport:
             label=f.label,
             sources=[s.source_ref for s in f.sources],
             conflicts=list(f.conflicts),
+            merged_by=list(f.merged_by),
         )
         for f in facts
         if len(f.sources) > 1 or f.conflicts
     ]
+    candidates = [
+        CandidatePublic(
+            fact_id=f.fact_key,
+            source_ref=c.source_ref,
+            label=c.label,
+            also_matches=list(c.fact_keys),
+        )
+        for f in facts
+        for c in f.candidates
+    ]
     return ResolutionReport(
-        facts=len(facts), merged=merged, conflicts=sum(len(f.conflicts) for f in facts)
+        facts=len(facts),
+        merged=merged,
+        conflicts=sum(len(f.conflicts) for f in facts),
+        merges_by_layer=dict(Counter(m.layer.value for f in facts for m in f.merged_by)),
+        candidates=candidates,
     )
 
 

@@ -116,3 +116,46 @@ def test_identity_is_decided_by_birth_date_and_name(
 def test_identities_are_masked() -> None:
     assert masked(Patient(name="William Cooper", birth_date="1943-05-02")) == "W. C., born 1943"
     assert masked(Patient()) == "no name"
+
+
+def test_an_explicit_patient_assignment_overrides_and_is_audited(
+    store: GraphStore, org: str
+) -> None:
+    report = ingest_paths(store, org, EMERGE[:2], workers=1, patient="chosen")
+
+    assert report.exit_code == 0 and list(report.patients) == ["chosen"]
+    assert any("assigned to this patient explicitly" in w.message for w in report.warnings)
+    assert [e.action for e in store.list_audit(org)] == [
+        "ingest: identity mismatch assigned explicitly"
+    ]
+
+
+def test_http_patient_query_is_an_explicit_assignment(client: TestClient) -> None:
+    url = "/v1/patients/emerge/ingest/cda"
+    xml = {"content-type": "application/xml"}
+    assert client.post(url, content=EMERGE[0].read_bytes(), headers=xml).status_code == 200
+
+    other = client.post(url, content=EMERGE[1].read_bytes(), headers=xml, params={"patient": "x"})
+    assigned = client.post(
+        url, content=EMERGE[1].read_bytes(), headers=xml, params={"patient": "emerge"}
+    )
+
+    assert other.status_code == 422
+    assert assigned.status_code == 200, assigned.text
+
+
+def test_address_and_phone_differences_are_conflicts_not_refusals(
+    store: GraphStore, org: str
+) -> None:
+    cross = Path(__file__).parents[1] / "data" / "cross"
+    report = ingest_paths(
+        store, org, [cross / "record.fhir.json", cross / "record.cda.xml"], workers=1
+    )
+
+    assert report.exit_code == 0
+    patient = store.get_patient(Scope(org=org, patient="cross-patient-1"))
+    assert [(c.field, c.winner) for c in patient.conflicts] == [
+        ("address", "22 New Street, Springfield, 01102"),
+        ("phone", "555-0199"),
+    ]
+    assert patient.address == "22 New Street, Springfield, 01102"

@@ -1,6 +1,7 @@
 """C-CDA documents: the patient, and the provenance of every entry (one Source each)."""
 
 import hashlib
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def test_patient_comes_first_with_demographics() -> None:
         birth_date="1950-12-19",
         gender="female",
         identifiers=("1.3.6.1.4.1.16517.1|98765432", "2.16.840.1.113883.4.1|12345679"),
+        address="4567 Residence Rd, Beaverton, 97867",
+        phone="+1(444)444-4444",
     )
     assert all(isinstance(i, Problem) or i.patient_ref == "98765432" for i in rest)
 
@@ -69,7 +72,11 @@ def test_one_source_per_entry_with_its_provenance() -> None:
     first = records[0]
     assert first.source is not None
     source = first.source.source
-    assert source.source_ref == "cda:CFA98865-0D16-4045-9C25-D45B9751C101"  # the entry id
+    # the document's lineage (no setId: its id; a hash of the person), then the entry id
+    assert re.fullmatch(
+        r"cda:28A334FE-9348-4AE5-A48C-6174F3D766A4~[0-9a-f]{12}:CFA98865-0D16-4045-9C25-D45B9751C101",
+        source.source_ref,
+    )
     assert source.format == SourceFormat.CDA
     assert source.label == CERNER
     assert source.resource_type == "ProblemObservation"
@@ -95,8 +102,10 @@ def test_version_number_and_id_with_extension() -> None:
     assert record.source is not None
     source = record.source.source
     assert source.version == "1"
-    # the entry id, the same in every version of the document
-    assert source.source_ref == "cda:2.16.840.1.113883.3.441.1.50.300011.51.26775.57^1271"
+    # the setId and the entry id, the same in every version of the document
+    lineage, entry = source.source_ref.rsplit(":", 1)
+    assert lineage.startswith("cda:") and "~" in lineage
+    assert entry == "2.16.840.1.113883.3.441.1.50.300011.51.26775.57^1271"
 
 
 def test_reused_entry_ids_get_section_code_and_index() -> None:
@@ -104,9 +113,9 @@ def test_reused_entry_ids_get_section_code_and_index() -> None:
         r.source.source.source_ref for r in sourced(read("vendor/emerge_patient_5.xml")) if r.source
     ]
     assert len(refs) == len(set(refs))
-    doc = "cda:db734647-fc99-424c-a864-7e3cda82e703"
-    assert "cda:36e3e930-7b14-11db-9fe1-0800200c9a66" in refs
-    assert f"{doc}:36e3e930-7b14-11db-9fe1-0800200c9a66:48765-2:1" in refs
+    lineage = refs[0].rsplit(":", 1)[0]
+    assert f"{lineage}:36e3e930-7b14-11db-9fe1-0800200c9a66" in refs
+    assert f"{lineage}:36e3e930-7b14-11db-9fe1-0800200c9a66:48765-2:1" in refs
 
 
 def test_entry_without_id_uses_section_code_and_index() -> None:
@@ -117,7 +126,10 @@ def test_entry_without_id_uses_section_code_and_index() -> None:
     )
     (record, *_) = sourced(list(read_cda(document, "no-id")))
     assert record.source is not None
-    assert record.source.source.source_ref == "cda:28A334FE-9348-4AE5-A48C-6174F3D766A4:11450-4:0"
+    assert re.fullmatch(
+        r"cda:28A334FE-9348-4AE5-A48C-6174F3D766A4~[0-9a-f]{12}:11450-4:0",
+        record.source.source.source_ref,
+    )
     assert record.source.source.resource_id == ""
 
 
