@@ -59,7 +59,7 @@ def create_app(store: GraphStore | None = None, settings: Settings | None = None
         dependencies = [] if public else [Depends(authenticate)]
         app.include_router(module.router, dependencies=dependencies)
     mcp_server.install(app)
-    viewer.install(app)
+    viewer.install(app, (settings or get_settings()).viewer_secret.get_secret_value())
     return app
 
 

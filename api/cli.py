@@ -1,5 +1,6 @@
 """The `cce` command line: an interface beside the HTTP app, on the same engine."""
 
+import secrets
 from pathlib import Path
 from typing import Annotated
 
@@ -268,6 +269,9 @@ def serve(
         # Worker processes build the app themselves and read the store URL from the
         # environment they inherit, as they read every other setting.
         os.environ["CCE_STORE_URL"] = store or get_settings().store_url
+        # one CSRF key for all workers: a form served by one may be posted to another
+        if not get_settings().viewer_secret.get_secret_value():
+            os.environ["CCE_VIEWER_SECRET"] = secrets.token_urlsafe(32)
         factory = "api.app:create_app"
         uvicorn.run(factory, factory=True, host=host, port=port, workers=workers, access_log=False)
         return

@@ -325,8 +325,9 @@ def search(
     return page("search.html", **values)
 
 
-def install(app: FastAPI) -> None:
-    """Adds the viewer's pages (authenticated like the API) and its stylesheet."""
+def install(app: FastAPI, secret: str = "") -> None:
+    """Adds the viewer's pages (authenticated like the API), its stylesheet, and the CSRF
+    signing key (`secret`, else one of this process)."""
     app.include_router(router, dependencies=[Depends(authenticate)])
-    viewer_reviews.install(app)
+    viewer_reviews.install(app, secret)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

@@ -3,10 +3,11 @@
 Every memory on `/memory/{type}.md` gets a server-rendered form (confirm, dismiss with a
 reason, note) that posts without any script. A form carries a token that the server also
 sets as a cookie (double submit); the token is signed (itsdangerous) for the principal's
-org and actor with a key made when the app starts, and expires after `MAX_AGE`. A post
+org and actor with `CCE_VIEWER_SECRET` (else a key made when the app starts), and expires
+after `MAX_AGE`. A post
 whose form token is missing, differs from the cookie, or does not verify is refused with
-403. The cookie is HttpOnly, SameSite=Strict and scoped to `/patients/`. (A restart makes
-a new key: an open page must be reloaded before its form posts again.)
+403. The cookie is HttpOnly, SameSite=Strict and scoped to `/patients/`. (Without the
+secret, a restart makes a new key: an open page must be reloaded before its form posts.)
 """
 
 import hmac
@@ -31,9 +32,11 @@ REASONS = [(r.value, r.value.replace("_", " ")) for r in DismissReason]
 ACTIONS = [a.value for a in ReviewAction]
 
 
-def install(app: FastAPI) -> None:
-    """Makes the app's signing key for CSRF tokens."""
-    app.state.csrf = URLSafeTimedSerializer(secrets.token_bytes(32), salt="cce-viewer-review")
+def install(app: FastAPI, secret: str = "") -> None:
+    """Sets the app's signing key for CSRF tokens: `secret` (`CCE_VIEWER_SECRET`, shared by
+    the processes behind one address), else a random key of this process."""
+    key = secret.encode() or secrets.token_bytes(32)
+    app.state.csrf = URLSafeTimedSerializer(key, salt="cce-viewer-review")
 
 
 def _serializer(request: Request) -> URLSafeTimedSerializer:

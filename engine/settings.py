@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None  # e.g. https://api.openai.com/v1, http://localhost:11434/v1
     llm_model: str | None = None
     llm_api_key: SecretStr = SecretStr("")  # sent as a bearer token when set
+    # signs the viewer's CSRF tokens; empty: a random key per process (cce serve --workers
+    # makes one for all its workers)
+    viewer_secret: SecretStr = SecretStr("")
     llm_timeout_s: float = 60.0  # per request
     llm_max_retries: int = 2  # after the first attempt, on 429, 5xx and timeouts
     # The largest prompt of one call (estimated tokens); longer sessions are read in parts.

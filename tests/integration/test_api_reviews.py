@@ -158,3 +158,28 @@ def test_the_viewer_form_post_is_audited_and_needs_its_token(
     events = store.list_audit(scope.org, scope.patient, limit=100)
     viewer = [e.outcome for e in events if e.action.endswith("/memories/{mid}/reviews")]
     assert sorted(viewer) == [303, 403, 422]
+
+
+@pytest.mark.parametrize(("secret", "status"), [("shared-secret", 303), ("", 403)])
+def test_a_form_served_by_one_process_posts_to_another_only_with_a_shared_secret(
+    store: GraphStore, scope: Scope, secret: str, status: int
+) -> None:
+    one, other = (
+        TestClient(
+            create_app(store, settings_for(org=scope.org, viewer_secret=secret)),
+            base_url="http://127.0.0.1",
+        )
+        for _ in range(2)
+    )
+    page = one.get("/patients/p1/vfs/memory/adherence.md")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert token is not None
+    other.cookies.set("cce_csrf", token[1], domain="127.0.0.1", path="/patients/")
+
+    posted = other.post(
+        "/patients/p1/memories/m1/reviews",
+        data={"action": "confirm", "csrf": token[1]},
+        follow_redirects=False,
+    )
+
+    assert posted.status_code == status
