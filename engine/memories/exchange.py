@@ -57,12 +57,12 @@ class Sentence:
     def about_a_drug(self, m: Mention, lex: Lexicon) -> bool:
         """ "blood pressure medication" is a drug, not a reading; "allergies to medicines",
         "allergic to penicillin" say what the allergy record holds, not a symptom."""
-        rest = words(self.text[m.end - self.start :])[:2]
-        if any(w in lex.med_nouns for w in rest):
+        rest = tokenize(self.text[m.end - self.start :])[:2]
+        if any(t.text in lex.med_nouns for t in rest):
             return True
-        if not ALLERGY.search(m.canonical or m.subject) or rest[:1] != ("to",):
+        if not (rest and rest[0].text == "to" and ALLERGY.search(m.canonical or m.subject)):
             return False
-        after = m.end + self.text[m.end - self.start :].lower().index("to") + 2
+        after = m.end + rest[0].end  # "allergic to| penicillin"
         return any(d.kind in MEDS and 0 <= d.start - after <= 2 for d, _ in self.mentions)
 
     def asks_about_a_drug(self, m: Mention, lex: Lexicon) -> bool:
