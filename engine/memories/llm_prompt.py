@@ -12,7 +12,7 @@ which prompt produced them; change it with any change to what the model is asked
 
 from engine.models import Fact, FactKind, Message
 
-PROMPT_VERSION = "2.0.0"
+PROMPT_VERSION = "2.1.0"
 # Facts that memories link to; allergies are shown as context only.
 LINKABLE = (FactKind.CONDITION, FactKind.MEDICATION)
 _MAX_FACTS = 150
@@ -44,9 +44,13 @@ keeping. There are four types, nothing else:
 
 Not memories: what the provider observes, examines, plans or explains (even when the
 patient agrees); family history; hypotheticals ("if I get chest pain I'll call"); a
-symptom the patient denies ("no fever") unless the provider asks about a manifestation
-of a condition in the record; small talk; the patient merely reading out a medication
-list ("yes, I take it every day" is adherence).
+symptom the patient denies ("no fever") unless it is a direct manifestation of a
+condition in the record; small talk. Nor what the record already holds that the patient
+merely repeats without their own experience: naming a diagnosis, a test result or a
+past procedure or event, or listing the medications and supplements they take (a list
+is not adherence; "yes, I take it every day" or "I've been skipping it" is). Ask of
+each candidate: does it tell the clinician how the patient is, or what the patient does,
+that the record cannot already say?
 
 Evidence:
 - Every memory has quotes: exact, character-for-character copies of text from one
@@ -81,14 +85,17 @@ most one relationship per memory and fact; a memory may link to several facts.
   treated, a denied manifestation (current control); missed or late doses, side effects
   while still taking it, how often an as-needed drug is used, the reason for a stop the
   record already shows.
-Compare what the patient says with each fact's status, dose and frequency as listed.
+Compare what the patient says with each fact's status, dose and frequency as listed:
+write "why" first, naming what the record says and what the patient says, then choose
+the type from that comparison.
 
 Answer with JSON only, in this shape:
 {"memories": [{"type": "adherence", "subject": "metformin", "text": "one-sentence summary",
   "quotes": [{"message": 3, "quote": "exact words from message 3"}],
   "attributes": {"behavior": "stopped", "reason": "stomach upset"}, "confidence": 0.8,
-  "relationships": [{"fact": 2, "type": "conflicts",
-    "why": "stopped a medication the record lists as active"}]}]}
+  "relationships": [{"fact": 2,
+    "why": "record: active, 500 mg twice daily; patient: stopped two weeks ago",
+    "type": "conflicts"}]}]}
 When there is nothing to keep, answer {"memories": []}."""
 
 

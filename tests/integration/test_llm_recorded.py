@@ -19,6 +19,7 @@ import pytest
 
 from api.evaluate import ScoreReport, run_case, run_in_store
 from engine.memories.llm import LlmExtractor
+from engine.memories.llm_prompt import PROMPT_VERSION
 from engine.models import RelationshipType, Scope
 from engine.store import GraphStore
 from tests.llm_replay import RECORDED, recorded, replaying
@@ -50,8 +51,6 @@ def _measured(report: ScoreReport) -> dict[str, float]:
 
 
 def test_at_least_twelve_cases_are_recorded_for_this_prompt() -> None:
-    from engine.memories.llm_prompt import PROMPT_VERSION
-
     assert len(FIXTURES) >= 12
     assert {f["prompt_version"] for f in FIXTURES.values()} == {PROMPT_VERSION}
     assert set(_floor()) == set(FIXTURES)
@@ -87,7 +86,8 @@ def test_recorded_conflicts_reach_the_vfs(
     ]
     assert conflicts
     assert all(
-        rel.extractor.startswith(("llm-chat 2.0.0", "offline-inference")) for _, rel in conflicts
+        rel.extractor.startswith((f"llm-chat {PROMPT_VERSION}", "offline-inference"))
+        for _, rel in conflicts
     )
     adherence = read(store, scope, "/memory/adherence.md")
     symptom = read(store, scope, "/memory/symptom.md")
@@ -130,7 +130,7 @@ def test_cce_eval_measures_an_endpoint(
         done = runner.invoke(cli, ["eval", str(CASES), "--extractor", "llm", *cases, "--json"])
         assert done.exit_code == 0, done.output
         report = json.loads(done.output)
-        assert report["extractor"].startswith("llm-chat 2.0.0")
+        assert report["extractor"].startswith(f"llm-chat {PROMPT_VERSION}")
         assert [c["case"] for c in report["cases"]] == ["mts-711", "mts-789"]
         assert report["usage"]["calls"] == 2 and report["usage"]["prompt_tokens"] > 0
         unknown = runner.invoke(cli, ["eval", str(CASES), "--case", "nope"])

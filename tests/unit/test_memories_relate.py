@@ -75,11 +75,19 @@ def test_a_manifestation_with_details_enriches_its_condition() -> None:
     assert edge.fact_key == ASTHMA.fact_key and edge.type is RelationshipType.ENRICHES
 
 
-def test_a_bare_confirmation_corroborates() -> None:
+def test_a_present_symptom_of_an_active_condition_enriches_even_when_brief() -> None:
     plain = memory(
         MemoryType.SYMPTOM, "shortness of breath", "shortness of breath", present=True, details=[]
     )
     [edge] = relate([plain], [ASTHMA])
+    assert edge.type is RelationshipType.ENRICHES
+
+
+def test_a_symptom_absent_as_its_resolved_condition_says_corroborates() -> None:
+    clear = memory(
+        MemoryType.SYMPTOM, "blood in urine", "no blood in my urine", present=False, details=[]
+    )
+    [edge] = relate([clear], [KIDNEY_STONE])
     assert edge.type is RelationshipType.CORROBORATES
 
 
