@@ -121,26 +121,28 @@ LIST_PATIENTS = (
 # sources and facts
 
 # A batch's writes read what they need in one statement, BATCH_STATE, and write in two,
-# WRITE_SOURCES and WRITE_LINKS; each part of a statement is a `CALL { }` subquery, run in
+# WRITE_SOURCES and WRITE_LINKS; each part of a statement is a `CALL () { }` subquery, run in
 # order, and sees what the earlier parts wrote.
 BATCH_STATE = (
-    f"CALL {{ {_scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
+    f"CALL () {{ {_scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
     f" asserted: [(f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | [s.source_ref, a.claim]],"
     f" related: EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }}}}) AS facts }}"
-    f" CALL {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
     " RETURN collect({ref: ref, content_hash: s.content_hash, last_updated: s.last_updated})"
     " AS sources }"
     " RETURN facts, sources"
 )
 WRITE_SOURCES = (
-    f"CALL {{ UNWIND $sources AS row MERGE {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    "CALL () { UNWIND $sources AS row"
+    f" MERGE {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
     " SET s.content_hash = row.content_hash, s.last_updated = row.last_updated,"
     " s.data = row.data }"
-    f" CALL {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
     f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a }}"
-    f" CALL {{ UNWIND $removed AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f" CALL () {{ UNWIND $removed AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
     f" WHERE {_ORPHAN} DETACH DELETE f }}"
-    f" CALL {{ UNWIND $claims AS row MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    " CALL () { UNWIND $claims AS row"
+    f" MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
     f" MERGE {_node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
     f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim }}"
 )
@@ -148,7 +150,7 @@ WRITE_SOURCES = (
 
 def _links(type: FactLinkType) -> str:
     return (
-        f"CALL {{ UNWIND $rows.{type.name} AS row"
+        f"CALL () {{ UNWIND $rows.{type.name} AS row"
         f" MATCH {_node('a', Label.FACT, fact_key='row.from_key')}"
         f" MATCH {_node('b', Label.FACT, fact_key='row.to_key')}"
         f" MERGE (a)-[:{type.name}]->(b) }}"
