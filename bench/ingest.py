@@ -4,8 +4,9 @@ Two corpora: the 20 Synthea patient bundles, and a Bulk FHIR NDJSON export (10 p
 one file per resource type). Baseline: JSON-parse the corpus and validate, with
 fhir.resources, the resources the readers map (the least any ingest must do). Then the
 full ingest into a fresh SQLite file and, with --neo4j, into a fresh org of a Neo4j
-server. Each is timed `--repeat` times and the best run is kept; the ratios are what to
-compare across runs, since machines are shared and noisy.
+server. Each is timed `--repeat` times, the runs taking turns after one warm-up each,
+and the best time is kept; the ratios are what to compare across runs, since machines
+are shared and noisy.
 
     python -m bench.ingest [--neo4j bolt://127.0.0.1:7687] [--repeat 3]
 """
@@ -16,6 +17,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +67,22 @@ def ingest_into(store: GraphStore, paths: list[Path]) -> int:
     return report.resources
 
 
-def best(run: Callable[[], int], repeat: int) -> tuple[float, int]:
-    times, count = [], 0
+def best(runs: dict[str, Callable[[], int]], repeat: int) -> dict[str, tuple[float, int]]:
+    """The best time of each run, the runs taking turns so that they share the load."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    counts: dict[str, int] = {}
     for _ in range(repeat):
-        started = time.perf_counter()
-        count = run()
-        times.append(time.perf_counter() - started)
-    return min(times), count
+        for name, run in runs.items():
+            started = time.perf_counter()
+            counts[name] = run()
+            times[name].append(time.perf_counter() - started)
+    return {name: (min(times[name]), counts[name]) for name in runs}
 
 
 def measure(
     paths: list[Path], resources: Callable[[], Iterator[dict[str, Any]]], args: argparse.Namespace
 ) -> dict[str, tuple[float, int]]:
-    results = {"validate-only baseline": best(lambda: validate_only(resources), args.repeat)}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
 
         def sqlite_run() -> int:
             store = open_store(f"sqlite:///{tmp}/{uuid.uuid4().hex}.db")
@@ -87,15 +91,17 @@ def measure(
             finally:
                 store.close()
 
-        results["ingest → SQLite"] = best(sqlite_run, args.repeat)
-    if args.neo4j:
-        store = open_store(args.neo4j)
-        try:
-            ingest_into(store, paths)  # warm-up: query plans, constraints
-            results["ingest → Neo4j"] = best(lambda: ingest_into(store, paths), args.repeat)
-        finally:
-            store.close()
-    return results
+        runs = {
+            "validate-only baseline": lambda: validate_only(resources),
+            "ingest → SQLite": sqlite_run,
+        }
+        if args.neo4j:
+            neo4j = open_store(args.neo4j)
+            stack.callback(neo4j.close)
+            runs["ingest → Neo4j"] = lambda: ingest_into(neo4j, paths)
+        for run in runs.values():
+            run()  # warm-up: imports, drug tables, query plans
+        return best(runs, args.repeat)
 
 
 def main() -> None:

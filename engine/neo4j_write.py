@@ -5,6 +5,7 @@ the transaction through `Transaction`, the few driver methods they call, so that
 `engine.neo4j_store` imports `neo4j`.
 """
 
+import functools
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, LiteralString, Protocol, overload
@@ -194,11 +195,19 @@ def _fact_state(rows: list[dict[str, Any]]) -> list[Params]:
         {
             "key": row["key"],
             "refs": [ref for ref, _ in row["asserted"]],
-            "claims": [Claim.model_validate_json(claim) for _, claim in row["asserted"]],
+            "claims": [_claim(claim) for _, claim in row["asserted"]],
             "related": row["related"],
         }
         for row in rows
     ]
+
+
+# Every batch of a patient reads back all its stored claims to match against; a patient
+# written in several batches (an export spreads each one over the whole file) would have
+# the same JSON parsed again each time. Claims are frozen, so one parse can be shared.
+@functools.lru_cache(maxsize=20_000)
+def _claim(data: str) -> Claim:
+    return Claim.model_validate_json(data)
 
 
 def _upsert_sources(
