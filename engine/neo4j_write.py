@@ -5,7 +5,6 @@ the transaction through `Transaction`, the few driver methods they call, so that
 `engine.neo4j_store` imports `neo4j`.
 """
 
-import functools
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, LiteralString, Protocol, overload
@@ -15,7 +14,6 @@ from engine.errors import Conflict, NotFound
 from engine.matching import MatchIndex, place_link
 from engine.models import (
     Batch,
-    Claim,
     FactLink,
     FactLinkType,
     Memory,
@@ -31,7 +29,7 @@ from engine.models import (
     WriteResult,
     utcnow,
 )
-from engine.neo4j_sources import accept, replay
+from engine.neo4j_sources import accept, fact_state, replay
 
 Params = dict[str, Any]
 
@@ -162,7 +160,7 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
     if batch.sources or batch.fact_links:
         refs = sorted({item.source.source_ref for item in batch.sources})
         state = tx.run(cypher.BATCH_STATE, params | {"refs": refs}).single(strict=True)
-        facts = _fact_state(state["facts"])
+        facts = fact_state(state["facts"])
         index = MatchIndex.of(c for f in facts for c in f["claims"])
         placed = [
             item.model_copy(update={"claims": tuple(index.place(c) for c in item.claims)})
@@ -187,27 +185,6 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
         if not moved:
             raise Conflict(f"session {mark.session_id!r} watermark moved since it was read; retry")
     return WriteResult(**counts)
-
-
-def _fact_state(rows: list[dict[str, Any]]) -> list[Params]:
-    """Each stored fact's key, asserting sources, claims, and whether a memory relates to it."""
-    return [
-        {
-            "key": row["key"],
-            "refs": [ref for ref, _ in row["asserted"]],
-            "claims": [_claim(claim) for _, claim in row["asserted"]],
-            "related": row["related"],
-        }
-        for row in rows
-    ]
-
-
-# Every batch of a patient reads back all its stored claims to match against; a patient
-# written in several batches (an export spreads each one over the whole file) would have
-# the same JSON parsed again each time. Claims are frozen, so one parse can be shared.
-@functools.lru_cache(maxsize=20_000)
-def _claim(data: str) -> Claim:
-    return Claim.model_validate_json(data)
 
 
 def _upsert_sources(
