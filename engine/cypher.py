@@ -120,34 +120,46 @@ LIST_PATIENTS = (
 
 # sources and facts
 
-STORED_SOURCES = (
-    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
-    " RETURN ref, s.content_hash AS content_hash, s.last_updated AS last_updated,"
-    f" [(f:{Label.FACT})-[:{Rel.ASSERTED_BY}]->(s) | f.fact_key] AS fact_keys"
+# A batch's writes read what they need in one statement, BATCH_STATE, and write in two,
+# WRITE_SOURCES and WRITE_LINKS; each part of a statement is a `CALL () { }` subquery, run in
+# order, and sees what the earlier parts wrote.
+BATCH_STATE = (
+    f"CALL () {{ {_scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
+    f" asserted: [(f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | [s.source_ref, a.claim]],"
+    f" related: EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }}}}) AS facts }}"
+    f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    " RETURN collect({ref: ref, content_hash: s.content_hash, last_updated: s.last_updated})"
+    " AS sources }"
+    " RETURN facts, sources"
 )
-FACT_STATE = (
-    f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
-    f" RETURN key, [(f)-[:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | s.source_ref] AS refs,"
-    f" EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }} AS related"
-)
-UPSERT_SOURCES = (
-    f"UNWIND $rows AS row MERGE {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+WRITE_SOURCES = (
+    "CALL () { UNWIND $sources AS row"
+    f" MERGE {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
     " SET s.content_hash = row.content_hash, s.last_updated = row.last_updated,"
-    " s.data = row.data"
-)
-UNASSERT = (
-    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
-    f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a"
-)
-DROP_ORPHANS = (
-    f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
-    f" WHERE {_ORPHAN} DETACH DELETE f"
-)
-ASSERT = (
-    f"UNWIND $rows AS row MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    " s.data = row.data }"
+    f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a }}"
+    f" CALL () {{ UNWIND $removed AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f" WHERE {_ORPHAN} DETACH DELETE f }}"
+    " CALL () { UNWIND $claims AS row"
+    f" MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
     f" MERGE {_node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
-    f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim"
+    f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim }}"
 )
+
+
+def _links(type: FactLinkType) -> str:
+    return (
+        f"CALL () {{ UNWIND $rows.{type.name} AS row"
+        f" MATCH {_node('a', Label.FACT, fact_key='row.from_key')}"
+        f" MATCH {_node('b', Label.FACT, fact_key='row.to_key')}"
+        f" MERGE (a)-[:{type.name}]->(b) }}"
+    )
+
+
+# `$rows` maps each FactLinkType name to its rows; the statement creates only fact links,
+# so its relationships_created counter is the number of links added.
+WRITE_LINKS = " ".join(_links(t) for t in FactLinkType)
 _ASSERTIONS = (
     f"MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
     " RETURN f.fact_key AS fact_key, a.claim AS claim, s.data AS source"
@@ -156,23 +168,6 @@ LIST_ASSERTIONS = f"{_scan('f', Label.FACT)} AND ($kind IS NULL OR f.kind = $kin
 FACT_ASSERTIONS = f"MATCH {_node('f', Label.FACT, fact_key='$fact_key')} {_ASSERTIONS}"
 
 
-PATIENT_CLAIMS = (
-    f"{_scan('f', Label.FACT)} MATCH (f)-[a:{Rel.ASSERTED_BY}]->(:{Label.SOURCE})"
-    " RETURN a.claim AS claim"
-)
-EXISTING_FACTS = f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')} RETURN key"
-
-
-def link(type: FactLinkType) -> str:
-    """Merges fact links of one type between existing facts."""
-    return (
-        f"UNWIND $rows AS row MATCH {_node('a', Label.FACT, fact_key='row.from_key')}"
-        f" MATCH {_node('b', Label.FACT, fact_key='row.to_key')}"
-        f" MERGE (a)-[:{type.name}]->(b)"
-    )
-
-
-LINKS = {t: link(t) for t in FactLinkType}
 LIST_LINKS = (
     f"{_scan('a', Label.FACT)} MATCH (a)-[r:{LINK_RELS}]->(b:{Label.FACT})"
     " RETURN a.fact_key AS from_key, b.fact_key AS to_key, type(r) AS type"

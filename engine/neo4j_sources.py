@@ -4,17 +4,39 @@ SQLite applies the sources one statement at a time; the Neo4j adapter reads the 
 state once, decides here in Python, and writes the result in a few batched statements.
 """
 
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.models import SourceClaims
+from engine.models import Claim, SourceClaims
 
 
 def _utc(moment: datetime) -> datetime:
     # A naive timestamp is taken as UTC, so that naive and aware ones compare.
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def fact_state(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each stored fact's key, asserting sources, claims, and whether a memory relates to it."""
+    return [
+        {
+            "key": row["key"],
+            "refs": [ref for ref, _ in row["asserted"]],
+            "claims": [_claim(claim) for _, claim in row["asserted"]],
+            "related": row["related"],
+        }
+        for row in rows
+    ]
+
+
+# Every batch of a patient reads back all its stored claims to match against; a patient
+# written in several batches (an export spreads each one over the whole file) would have
+# the same JSON parsed again each time. Claims are frozen, so one parse can be shared.
+@functools.lru_cache(maxsize=20_000)
+def _claim(data: str) -> Claim:
+    return Claim.model_validate_json(data)
 
 
 def accept(

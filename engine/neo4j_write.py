@@ -14,7 +14,6 @@ from engine.errors import Conflict, NotFound
 from engine.matching import MatchIndex, place_link
 from engine.models import (
     Batch,
-    Claim,
     FactLink,
     FactLinkType,
     Memory,
@@ -30,7 +29,7 @@ from engine.models import (
     WriteResult,
     utcnow,
 )
-from engine.neo4j_sources import accept, replay
+from engine.neo4j_sources import accept, fact_state, replay
 
 Params = dict[str, Any]
 
@@ -149,22 +148,30 @@ def lock_patient(tx: Transaction, params: Params, *, upsert: bool, data: str | N
 
 
 def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
-    """Applies a batch under the patient's lock; see `GraphStore.write`."""
+    """Applies a batch under the patient's lock; see `GraphStore.write`.
+
+    Sources and links cost three round trips however many the batch holds: one read of
+    the state they need (`BATCH_STATE`), then one statement for the sources and their
+    claims and one for the fact links.
+    """
     counts: Counter[str] = Counter()
     data = batch.patient.model_dump_json() if batch.patient is not None else None
     lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
     if batch.sources or batch.fact_links:
-        claims = tx.run(cypher.PATIENT_CLAIMS, params)
-        index = MatchIndex.of(Claim.model_validate_json(row["claim"]) for row in claims)
+        refs = sorted({item.source.source_ref for item in batch.sources})
+        state = tx.run(cypher.BATCH_STATE, params | {"refs": refs}).single(strict=True)
+        facts = fact_state(state["facts"])
+        index = MatchIndex.of(c for f in facts for c in f["claims"])
         placed = [
             item.model_copy(update={"claims": tuple(index.place(c) for c in item.claims)})
             for item in batch.sources
         ]
+        keys = {f["key"] for f in facts}
         if placed:
-            _upsert_sources(tx, params, placed, counts)
+            keys = _upsert_sources(tx, params, placed, state["sources"], facts, counts)
         if batch.fact_links:
             links = [place_link(index, link) for link in batch.fact_links]
-            _merge_links(tx, params, links, counts)
+            _merge_links(tx, params, links, keys, counts)
     if batch.memories:
         _append_memories(tx, params, batch.memories, counts)
     if batch.relationships:
@@ -181,36 +188,40 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
 
 
 def _upsert_sources(
-    tx: Transaction, params: Params, items: Sequence[SourceClaims], counts: Counter[str]
-) -> None:
+    tx: Transaction,
+    params: Params,
+    items: Sequence[SourceClaims],
+    stored_rows: list[dict[str, Any]],
+    facts: list[Params],
+    counts: Counter[str],
+) -> set[str]:
     """Merges sources by `source_ref`, with the counts and end state of SQLite's sequence.
 
-    What to write is decided in Python from one read of the stored sources and facts, then
-    written as four batched statements; the patient lock keeps those reads current.
+    What to write is decided in Python from the stored state, then written in one
+    statement; the patient lock keeps that state current. Returns the keys of the facts
+    that exist afterwards.
     """
-    refs = sorted({item.source.source_ref for item in items})
-    stored = {r["ref"]: r for r in tx.run(cypher.STORED_SOURCES, params | {"refs": refs})}
+    stored = {r["ref"]: r for r in stored_rows}
     accepted = accept(items, stored, counts)
+    keys = {f["key"] for f in facts}
     if not accepted:
-        return
-    by_source = {ref: set(stored[ref]["fact_keys"]) for ref in stored}
-    keys = {c.fact_key for item in accepted for c in item.claims}
-    keys.update(k for item in accepted for k in by_source.get(item.source.source_ref, ()))
-    facts = tx.run(cypher.FACT_STATE, params | {"keys": sorted(keys)}).data()
+        return keys
+    by_source: dict[str, set[str]] = {ref: set() for ref in stored}
+    for fact in facts:
+        for ref in fact["refs"]:
+            if ref in by_source:
+                by_source[ref].add(fact["key"])
     removed = replay(accepted, by_source, facts, counts)
     final = {item.source.source_ref: item for item in accepted}
-    tx.run(
-        cypher.UPSERT_SOURCES, params | {"rows": [_source_row(i.source) for i in final.values()]}
-    ).consume()
-    tx.run(cypher.UNASSERT, params | {"refs": sorted(final)}).consume()
-    if removed:
-        tx.run(cypher.DROP_ORPHANS, params | {"keys": sorted(removed)}).consume()
     claims = {(ref, c.fact_key): c for ref, item in final.items() for c in item.claims}
     rows = [
         {"source_ref": ref, "fact_key": key, "kind": c.kind.value, "claim": c.model_dump_json()}
         for (ref, key), c in claims.items()
     ]
-    tx.run(cypher.ASSERT, params | {"rows": rows}).consume()
+    sources = [_source_row(i.source) for i in final.values()]
+    write = {"sources": sources, "refs": sorted(final), "removed": sorted(removed), "claims": rows}
+    tx.run(cypher.WRITE_SOURCES, params | write).consume()
+    return (keys - removed) | {key for _, key in claims}
 
 
 def _source_row(source: Source) -> Params:
@@ -223,17 +234,23 @@ def _source_row(source: Source) -> Params:
 
 
 def _merge_links(
-    tx: Transaction, params: Params, links: Sequence[FactLink], counts: Counter[str]
+    tx: Transaction,
+    params: Params,
+    links: Sequence[FactLink],
+    facts: set[str],
+    counts: Counter[str],
 ) -> None:
-    keys = sorted({k for link in links for k in (link.from_key, link.to_key)})
-    found = {r["key"] for r in tx.run(cypher.EXISTING_FACTS, params | {"keys": keys})}
-    known = [link for link in links if {link.from_key, link.to_key} <= found]
+    """Merges the links between facts that exist; counts the others as skipped."""
+    known = [link for link in links if {link.from_key, link.to_key} <= facts]
     counts["links_skipped"] += len(links) - len(known)
-    for type in FactLinkType:
-        rows = [{"from_key": k.from_key, "to_key": k.to_key} for k in known if k.type is type]
-        if rows:
-            summary = tx.run(cypher.LINKS[type], params | {"rows": rows}).consume()
-            counts["links_added"] += summary.counters.relationships_created
+    if not known:
+        return
+    rows = {
+        type.name: [{"from_key": k.from_key, "to_key": k.to_key} for k in known if k.type is type]
+        for type in FactLinkType
+    }
+    summary = tx.run(cypher.WRITE_LINKS, params | {"rows": rows}).consume()
+    counts["links_added"] += summary.counters.relationships_created
 
 
 def _append_memories(
