@@ -122,7 +122,7 @@ LIST_PATIENTS = (
 
 STORED_SOURCES = (
     f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
-    " RETURN ref, s.content_hash AS content_hash, s.last_updated AS last_updated,"
+    " RETURN ref, s.data AS data,"
     f" [(f:{Label.FACT})-[:{Rel.ASSERTED_BY}]->(s) | f.fact_key] AS fact_keys"
 )
 FACT_STATE = (
@@ -138,6 +138,9 @@ UPSERT_SOURCES = (
 UNASSERT = (
     f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
     f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a"
+)
+RETIRE_SOURCES = (
+    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')} DETACH DELETE s"
 )
 DROP_ORPHANS = (
     f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"

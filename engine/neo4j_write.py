@@ -31,6 +31,7 @@ from engine.models import (
     utcnow,
 )
 from engine.neo4j_sources import accept, replay
+from engine.resolution import apart_ref
 
 Params = dict[str, Any]
 
@@ -42,6 +43,9 @@ class _Row(Protocol):
 class _Counters(Protocol):
     @property
     def relationships_created(self) -> int: ...
+
+    @property
+    def nodes_deleted(self) -> int: ...
 
 
 class _Summary(Protocol):
@@ -165,6 +169,8 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
         if batch.fact_links:
             links = [place_link(index, link) for link in batch.fact_links]
             _merge_links(tx, params, links, counts)
+    if batch.retire:
+        _retire(tx, params, batch.retire, counts)
     if batch.memories:
         _append_memories(tx, params, batch.memories, counts)
     if batch.relationships:
@@ -188,7 +194,7 @@ def _upsert_sources(
     What to write is decided in Python from one read of the stored sources and facts, then
     written as four batched statements; the patient lock keeps those reads current.
     """
-    refs = sorted({item.source.source_ref for item in items})
+    refs = sorted({ref for item in items for ref in _refs(item.source)})
     stored = {r["ref"]: r for r in tx.run(cypher.STORED_SOURCES, params | {"refs": refs})}
     accepted = accept(items, stored, counts)
     if not accepted:
@@ -211,6 +217,22 @@ def _upsert_sources(
         for (ref, key), c in claims.items()
     ]
     tx.run(cypher.ASSERT, params | {"rows": rows}).consume()
+
+
+def _refs(source: Source) -> tuple[str, str]:
+    return source.source_ref, apart_ref(source)
+
+
+def _retire(tx: Transaction, params: Params, refs: Sequence[str], counts: Counter[str]) -> None:
+    """Removes the sources and their assertions, and the facts that no one else asserts."""
+    stored = tx.run(cypher.STORED_SOURCES, params | {"refs": sorted(set(refs))}).data()
+    if not stored:
+        return
+    tx.run(cypher.RETIRE_SOURCES, params | {"refs": [r["ref"] for r in stored]}).consume()
+    keys = sorted({key for r in stored for key in r["fact_keys"]})
+    summary = tx.run(cypher.DROP_ORPHANS, params | {"keys": keys}).consume()
+    counts["sources_retired"] += len(stored)
+    counts["facts_removed"] += summary.counters.nodes_deleted
 
 
 def _source_row(source: Source) -> Params:

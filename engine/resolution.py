@@ -2,6 +2,7 @@
 
 from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 
 from engine.models import (
     Candidate,
@@ -15,6 +16,55 @@ from engine.models import (
 )
 
 STRATEGY = "most recent source, then highest reliability"
+
+
+class Verdict(StrEnum):
+    """What an incoming source does to the stored source with the same `source_ref`."""
+
+    ADD = "add"  # none is stored
+    UNCHANGED = "unchanged"  # the same content
+    REPLACE = "replace"  # a newer version of it
+    STALE = "stale"  # an older version of it: skipped, and counted as stale
+    APART = "apart"  # no evidence that it is a version of it: kept beside it (`apart_ref`)
+
+
+def newer(incoming: Source, stored: Source) -> bool | None:
+    """Whether `incoming` is a later version of `stored`; None when nothing says.
+
+    Versions (FHIR `meta.versionId`, C-CDA `versionNumber`) are compared first, as numbers
+    when both are integers; then `lastUpdated` (C-CDA: the document's effectiveTime).
+    """
+    versions = (incoming.version or "", stored.version or "")
+    if versions[0] != versions[1] and all(v.isdigit() for v in versions):
+        return int(versions[0]) > int(versions[1])
+    times = (incoming.last_updated, stored.last_updated)
+    if times[0] is not None and times[1] is not None and times[0] != times[1]:
+        return times[0] > times[1]
+    return None
+
+
+def verdict(incoming: Source, stored: Source | None) -> Verdict:
+    """Decides between a source and the stored one of the same `source_ref`.
+
+    Sources keep their own facts: only a proven newer version replaces what a source
+    asserted. Content that differs with no version evidence either way (no or equal
+    versions and times) comes from an unrelated document that reuses the id: it is kept
+    apart, under `apart_ref`.
+    """
+    if stored is None:
+        return Verdict.ADD
+    if stored.content_hash == incoming.content_hash:
+        return Verdict.UNCHANGED
+    later = newer(incoming, stored)
+    if later is None:
+        return Verdict.APART
+    return Verdict.REPLACE if later else Verdict.STALE
+
+
+def apart_ref(source: Source) -> str:
+    """The `source_ref` of a source kept apart from another with the same id: its own
+    content names it, so ingesting the same document again changes nothing."""
+    return f"{source.source_ref[:480]}~{source.content_hash[:16]}"
 
 
 def _precedence(source: Source) -> tuple[datetime, float, str]:

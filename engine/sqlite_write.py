@@ -19,11 +19,13 @@ from engine.models import (
     Scope,
     Session,
     SessionStatus,
+    Source,
     SourceClaims,
     Watermark,
     WriteResult,
     utcnow,
 )
+from engine.resolution import Verdict, apart_ref, verdict
 
 Key = tuple[str, str]
 
@@ -39,6 +41,8 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
         _upsert_source(db, key, item.model_copy(update={"claims": placed}), counts)
     for link in batch.fact_links:
         _add_link(db, key, place_link(index, link), counts)
+    for ref in batch.retire:
+        _retire(db, key, ref, counts)
     if batch.memories or batch.relationships:
         _append_memories(db, key, batch, counts)
     if batch.watermark is not None:
@@ -127,26 +131,28 @@ def _bump(counts: dict[str, int], name: str, by: int = 1) -> None:
     counts[name] = counts.get(name, 0) + by
 
 
+def _stored_source(db: sqlite3.Connection, key: Key, ref: str) -> Source | None:
+    row = db.execute(
+        "SELECT data FROM sources WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
+    ).fetchone()
+    return None if row is None else Source.model_validate_json(row[0])
+
+
 def _upsert_source(
     db: sqlite3.Connection, key: Key, item: SourceClaims, counts: dict[str, int]
 ) -> None:
     source = item.source
-    existing = db.execute(
-        "SELECT content_hash, last_updated FROM sources"
-        " WHERE org = ? AND patient = ? AND source_ref = ?",
-        (*key, source.source_ref),
-    ).fetchone()
-    if existing is not None:
-        if existing["content_hash"] == source.content_hash:
-            _bump(counts, "sources_unchanged")
-            return
-        stored = existing["last_updated"]
-        if stored and source.last_updated and source.last_updated.isoformat() < stored:
-            _bump(counts, "sources_stale")
-            return
-        _bump(counts, "sources_replaced")
-    else:
-        _bump(counts, "sources_added")
+    decision = verdict(source, _stored_source(db, key, source.source_ref))
+    if decision is Verdict.APART:
+        source = source.model_copy(update={"source_ref": apart_ref(source)})
+        item = item.model_copy(update={"source": source})
+        decision = verdict(source, _stored_source(db, key, source.source_ref))
+        if decision is Verdict.ADD:
+            _bump(counts, "sources_kept_apart")
+    if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
+        _bump(counts, f"sources_{decision.value}")
+        return
+    _bump(counts, "sources_replaced" if decision is Verdict.REPLACE else "sources_added")
     db.execute(
         "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (org, patient, source_ref) DO UPDATE"
@@ -191,6 +197,26 @@ def _upsert_source(
         )
     dropped = previous - {claim.fact_key for claim in item.claims}
     for fact_key in dropped:
+        _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
+
+
+def _retire(db: sqlite3.Connection, key: Key, ref: str, counts: dict[str, int]) -> None:
+    """Removes a source and its assertions, and the facts that no one else asserts."""
+    asserted = [
+        row[0]
+        for row in db.execute(
+            "SELECT fact_key FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
+            (*key, ref),
+        )
+    ]
+    db.execute(
+        "DELETE FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
+    )
+    gone = db.execute(
+        "DELETE FROM sources WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
+    ).rowcount
+    _bump(counts, "sources_retired", gone)
+    for fact_key in asserted:
         _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
 
 

@@ -21,7 +21,17 @@ from pydantic import BaseModel
 
 from engine.audit import AuditEvent
 from engine.errors import NotFound
-from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult, utcnow
+from engine.models import (
+    Batch,
+    FactLink,
+    Patient,
+    Scope,
+    Source,
+    SourceClaims,
+    WriteResult,
+    utcnow,
+)
+from engine.resolution import newer
 from engine.store import GraphStore
 from ingest import drugs
 from ingest.cda import read_cda
@@ -50,7 +60,9 @@ class Deltas(BaseModel):
     sources_added: int = 0
     sources_replaced: int = 0
     sources_unchanged: int = 0
-    sources_stale: int = 0
+    sources_stale: int = 0  # older versions than the stored ones: skipped
+    sources_kept_apart: int = 0  # reused ids with no version evidence: kept beside
+    sources_retired: int = 0  # entries that a newer version of their document dropped
     relationships_added: int = 0  # fact-to-fact links (PRESCRIBED_FOR...)
     relationships_skipped: int = 0  # links naming a fact that was not ingested
 
@@ -80,6 +92,14 @@ class IngestReport(BaseModel):
         if self.unusable:
             return 2
         return 1 if self.errors else 0
+
+
+@dataclass
+class _Document:
+    """One C-CDA document of an input: one of its sources (for its version) and its refs."""
+
+    source: Source
+    refs: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -120,6 +140,7 @@ class Ingestor:
         """Consumes one input's records; links are written once its facts are all in."""
         self.report.files += 1
         buffers: dict[str, _PatientBuffer] = {}
+        documents: dict[tuple[str, str], _Document] = {}
         checked: set[str] = set()
         refused: set[str] = set()
         read = pending = 0
@@ -147,6 +168,10 @@ class Ingestor:
             if item.source is not None:
                 buffer.sources.append(item.source)
                 pending += 1
+                if item.document is not None:
+                    document = _Document(item.source.source)
+                    document = documents.setdefault((target, item.document), document)
+                    document.refs.add(item.source.source.source_ref)
             buffer.links.extend(item.links)
             if len(buffer.sources) >= BATCH_SIZE:
                 pending -= len(buffer.sources)
@@ -155,6 +180,8 @@ class Ingestor:
                 self._flush_all(buffers, with_links=False)
                 pending = 0
         self._flush_all(buffers, with_links=True)
+        for (owner, prefix), document in documents.items():
+            self._retire_dropped(owner, prefix, document)
         if read == 0 and not self.report.unusable and not self._errors_in(label):
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")
@@ -204,6 +231,21 @@ class Ingestor:
         self.report.errors.append(refusal)
         self.identity_refusals.append((message, refusal))
         return None
+
+    def _retire_dropped(self, patient: str, prefix: str, document: _Document) -> None:
+        """Retires the stored entries of the document's lineage that this newer version of
+        it no longer contains (their facts go when no other source asserts them)."""
+        scope = Scope(org=self._org, patient=patient)
+        dropped = {
+            source.source_ref
+            for fact in self._store.list_facts(scope)
+            for source in fact.sources
+            if source.source_ref.startswith(prefix)
+            and source.source_ref not in document.refs
+            and newer(document.source, source)
+        }
+        if dropped:
+            self.report.deltas.add(self._store.write(scope, Batch(retire=tuple(sorted(dropped)))))
 
     def _errors_in(self, label: str) -> bool:
         return any(p.file == label for p in self.report.errors)

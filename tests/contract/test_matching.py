@@ -15,7 +15,7 @@ from engine.models import (
 from engine.store import GraphStore
 from ingest.keys import coding, fact_key
 from ingest.matching import match_keys
-from tests.contract.builders import asserted, source
+from tests.contract.builders import asserted, at, source
 
 
 def made(kind: FactKind, label: str, *codes: tuple[str, str]) -> Claim:
@@ -134,9 +134,9 @@ def test_claims_of_one_batch_meet_and_links_follow_them(store: GraphStore, scope
 
 def test_rewriting_a_merged_source_keeps_it_in_its_fact(store: GraphStore, scope: Scope) -> None:
     store.write(scope, asserted("cda:doc:p1", HIP_OA, fmt=SourceFormat.CDA))
-    store.write(scope, asserted("fhir:Condition/oa", HIP_OA_CODED))
+    store.write(scope, asserted("fhir:Condition/oa", HIP_OA_CODED, updated=at(1)))
     resolved = HIP_OA_CODED.model_copy(update={"status": "resolved"})
-    store.write(scope, asserted("fhir:Condition/oa", resolved, content="v2"))
+    store.write(scope, asserted("fhir:Condition/oa", resolved, content="v2", updated=at(2)))
 
     (fact,) = store.list_facts(scope)
     assert fact.fact_key == HIP_OA.fact_key
