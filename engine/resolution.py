@@ -13,6 +13,7 @@ from engine.models import (
     FieldValue,
     Merge,
     Source,
+    SourceFormat,
 )
 
 STRATEGY = "most recent source, then highest reliability"
@@ -32,11 +33,15 @@ def newer(incoming: Source, stored: Source) -> bool | None:
     """Whether `incoming` is a later version of `stored`; None when nothing says.
 
     Versions (FHIR `meta.versionId`, C-CDA `versionNumber`) are compared first, as numbers
-    when both are integers; then `lastUpdated` (C-CDA: the document's effectiveTime).
+    when both are integers. Then, for FHIR only, `meta.lastUpdated`: C-CDA documents that
+    share a setId and a versionNumber are not versions of each other, whatever their
+    effectiveTime (exporters and the HL7 examples reuse one setId for unrelated documents).
     """
     versions = (incoming.version or "", stored.version or "")
     if versions[0] != versions[1] and all(v.isdigit() for v in versions):
         return int(versions[0]) > int(versions[1])
+    if SourceFormat.CDA in (incoming.format, stored.format):
+        return None
     times = (incoming.last_updated, stored.last_updated)
     if times[0] is not None and times[1] is not None and times[0] != times[1]:
         return times[0] > times[1]
@@ -53,9 +58,10 @@ def verdict(incoming: Source, stored: Source | None) -> Verdict:
     """
     if stored is None:
         return Verdict.ADD
-    if stored.content_hash == incoming.content_hash:
-        return Verdict.UNCHANGED
     later = newer(incoming, stored)
+    if stored.content_hash == incoming.content_hash:
+        # the same entry in a newer version of its document takes that version
+        return Verdict.REPLACE if later else Verdict.UNCHANGED
     if later is None:
         return Verdict.APART
     return Verdict.REPLACE if later else Verdict.STALE

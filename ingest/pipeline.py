@@ -26,12 +26,10 @@ from engine.models import (
     FactLink,
     Patient,
     Scope,
-    Source,
     SourceClaims,
     WriteResult,
     utcnow,
 )
-from engine.resolution import newer
 from engine.store import GraphStore
 from ingest import drugs
 from ingest.cda import read_cda
@@ -39,6 +37,7 @@ from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.fhir_ndjson import mapped_lines
 from ingest.identity import MISMATCH, demographic_conflicts, identity_conflict, masked
 from ingest.records import Problem, Record
+from ingest.versions import Documents
 
 BATCH_SIZE = 500
 # Sources held across all patients of one input before every buffer is written out: an
@@ -95,14 +94,6 @@ class IngestReport(BaseModel):
 
 
 @dataclass
-class _Document:
-    """One C-CDA document of an input: one of its sources (for its version) and its refs."""
-
-    source: Source
-    refs: set[str] = field(default_factory=set)
-
-
-@dataclass
 class _PatientBuffer:
     patient: Patient | None = None
     sources: list[SourceClaims] = field(default_factory=list)
@@ -140,7 +131,7 @@ class Ingestor:
         """Consumes one input's records; links are written once its facts are all in."""
         self.report.files += 1
         buffers: dict[str, _PatientBuffer] = {}
-        documents: dict[tuple[str, str], _Document] = {}
+        documents = Documents(self._store, self._org)
         checked: set[str] = set()
         refused: set[str] = set()
         read = pending = 0
@@ -162,16 +153,19 @@ class Ingestor:
                 self.report.rejected += 1
                 continue
             self.report.resources += 1
+            if (
+                item.source is not None
+                and item.document is not None
+                and not documents.admit(target, item.document, item.source.source)
+            ):
+                self.report.deltas.sources_stale += 1
+                continue
             buffer = buffers.setdefault(target, _PatientBuffer())
             if patient is not None:
                 buffer.patient = patient
             if item.source is not None:
                 buffer.sources.append(item.source)
                 pending += 1
-                if item.document is not None:
-                    document = _Document(item.source.source)
-                    document = documents.setdefault((target, item.document), document)
-                    document.refs.add(item.source.source.source_ref)
             buffer.links.extend(item.links)
             if len(buffer.sources) >= BATCH_SIZE:
                 pending -= len(buffer.sources)
@@ -180,8 +174,9 @@ class Ingestor:
                 self._flush_all(buffers, with_links=False)
                 pending = 0
         self._flush_all(buffers, with_links=True)
-        for (owner, prefix), document in documents.items():
-            self._retire_dropped(owner, prefix, document)
+        for owner, refs in documents.retired():
+            scope = Scope(org=self._org, patient=owner)
+            self.report.deltas.add(self._store.write(scope, Batch(retire=refs)))
         if read == 0 and not self.report.unusable and not self._errors_in(label):
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")
@@ -231,21 +226,6 @@ class Ingestor:
         self.report.errors.append(refusal)
         self.identity_refusals.append((message, refusal))
         return None
-
-    def _retire_dropped(self, patient: str, prefix: str, document: _Document) -> None:
-        """Retires the stored entries of the document's lineage that this newer version of
-        it no longer contains (their facts go when no other source asserts them)."""
-        scope = Scope(org=self._org, patient=patient)
-        dropped = {
-            source.source_ref
-            for fact in self._store.list_facts(scope)
-            for source in fact.sources
-            if source.source_ref.startswith(prefix)
-            and source.source_ref not in document.refs
-            and newer(document.source, source)
-        }
-        if dropped:
-            self.report.deltas.add(self._store.write(scope, Batch(retire=tuple(sorted(dropped)))))
 
     def _errors_in(self, label: str) -> bool:
         return any(p.file == label for p in self.report.errors)

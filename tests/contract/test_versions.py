@@ -1,6 +1,6 @@
 """Sources keep their own facts: only a proven newer version replaces or retires them."""
 
-from engine.models import Batch, Scope, Session
+from engine.models import Batch, Scope, Session, SourceFormat
 from engine.store import GraphStore
 from tests.contract.builders import (
     DIABETES,
@@ -36,11 +36,14 @@ def test_a_reused_id_without_version_evidence_is_kept_apart(
 
 
 def test_equal_versions_with_other_content_are_kept_apart(store: GraphStore, scope: Scope) -> None:
-    store.write(scope, asserted("cda:doc:e1", claim(), version="2", updated=at(3)))
+    cda = SourceFormat.CDA
+    store.write(scope, asserted("cda:doc:e1", claim(), version="2", updated=at(3), fmt=cda))
     hypertension = claim(HYPERTENSION, label="Hypertension")
 
+    # a later effectiveTime is no version of a C-CDA document: only a higher versionNumber
     result = store.write(
-        scope, asserted("cda:doc:e1", hypertension, content="b", version="2", updated=at(3))
+        scope,
+        asserted("cda:doc:e1", hypertension, content="b", version="2", updated=at(5), fmt=cda),
     )
 
     assert (result.sources_kept_apart, result.sources_replaced) == (1, 0)
