@@ -163,6 +163,15 @@ PATIENT_CLAIMS = (
     f"{_scan('f', Label.FACT)} MATCH (f)-[a:{Rel.ASSERTED_BY}]->(:{Label.SOURCE})"
     " RETURN a.claim AS claim"
 )
+ASSERTED_CLAIMS = (
+    f"{_scan('f', Label.FACT)} OPTIONAL MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
+    " RETURN f.fact_key AS key, s.source_ref AS ref, a.claim AS claim"
+)
+SET_CLAIMS = (
+    f"UNWIND $rows AS row MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
+    f"-[a:{Rel.ASSERTED_BY}]->{_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    " SET a.claim = row.claim"
+)
 EXISTING_FACTS = f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')} RETURN key"
 
 

@@ -371,6 +371,7 @@ class WriteResult(Frozen):
     sources_kept_apart: int = 0
     sources_retired: int = 0
     facts_removed: int = 0
+    candidates_settled: int = 0
     links_added: int = 0
     links_skipped: int = 0
     memories_added: int = 0

@@ -31,7 +31,7 @@ from engine.models import (
     utcnow,
 )
 from engine.neo4j_sources import accept, replay
-from engine.resolution import apart_ref
+from engine.resolution import apart_ref, settled
 
 Params = dict[str, Any]
 
@@ -171,6 +171,8 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
             _merge_links(tx, params, links, counts)
     if batch.retire:
         _retire(tx, params, batch.retire, counts)
+    if counts["facts_removed"]:
+        _settle_candidates(tx, params, counts)
     if batch.memories:
         _append_memories(tx, params, batch.memories, counts)
     if batch.relationships:
@@ -233,6 +235,22 @@ def _retire(tx: Transaction, params: Params, refs: Sequence[str], counts: Counte
     summary = tx.run(cypher.DROP_ORPHANS, params | {"keys": keys}).consume()
     counts["sources_retired"] += len(stored)
     counts["facts_removed"] += summary.counters.nodes_deleted
+
+
+def _settle_candidates(tx: Transaction, params: Params, counts: Counter[str]) -> None:
+    """Drops from stored claims the candidate facts that this batch removed."""
+    rows = tx.run(cypher.ASSERTED_CLAIMS, params).data()
+    facts = {row["key"] for row in rows}
+    changed = []
+    for row in rows:
+        claim = settled(Claim.model_validate_json(row["claim"]), facts) if row["claim"] else None
+        if claim is not None:
+            changed.append(
+                {"fact_key": row["key"], "source_ref": row["ref"], "claim": claim.model_dump_json()}
+            )
+    if changed:
+        tx.run(cypher.SET_CLAIMS, params | {"rows": changed}).consume()
+        counts["candidates_settled"] += len(changed)
 
 
 def _source_row(source: Source) -> Params:

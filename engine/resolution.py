@@ -67,6 +67,13 @@ def verdict(incoming: Source, stored: Source | None) -> Verdict:
     return Verdict.REPLACE if later else Verdict.STALE
 
 
+def settled(claim: Claim, facts: set[str]) -> Claim | None:
+    """The claim without the candidate facts that no longer exist (a later ingest removed
+    them, so the ambiguity is gone); None when all of them still exist."""
+    kept = tuple(key for key in claim.candidates if key in facts)
+    return None if kept == claim.candidates else claim.model_copy(update={"candidates": kept})
+
+
 def apart_ref(source: Source) -> str:
     """The `source_ref` of a source kept apart from another with the same id: its own
     content names it, so ingesting the same document again changes nothing."""

@@ -25,7 +25,7 @@ from engine.models import (
     WriteResult,
     utcnow,
 )
-from engine.resolution import Verdict, apart_ref, verdict
+from engine.resolution import Verdict, apart_ref, settled, verdict
 
 Key = tuple[str, str]
 
@@ -43,6 +43,8 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
         _add_link(db, key, place_link(index, link), counts)
     for ref in batch.retire:
         _retire(db, key, ref, counts)
+    if counts.get("facts_removed"):
+        _settle_candidates(db, key, counts)
     if batch.memories or batch.relationships:
         _append_memories(db, key, batch, counts)
     if batch.watermark is not None:
@@ -218,6 +220,26 @@ def _retire(db: sqlite3.Connection, key: Key, ref: str, counts: dict[str, int]) 
     _bump(counts, "sources_retired", gone)
     for fact_key in asserted:
         _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
+
+
+def _settle_candidates(db: sqlite3.Connection, key: Key, counts: dict[str, int]) -> None:
+    """Drops from stored claims the candidate facts that this batch removed."""
+    facts = {
+        row[0]
+        for row in db.execute("SELECT fact_key FROM facts WHERE org = ? AND patient = ?", key)
+    }
+    rows = db.execute(
+        "SELECT source_ref, fact_key, claim FROM assertions WHERE org = ? AND patient = ?", key
+    ).fetchall()
+    for ref, fact_key, data in rows:
+        claim = settled(Claim.model_validate_json(data), facts)
+        if claim is not None:
+            db.execute(
+                "UPDATE assertions SET claim = ?"
+                " WHERE org = ? AND patient = ? AND source_ref = ? AND fact_key = ?",
+                (claim.model_dump_json(), *key, ref, fact_key),
+            )
+            _bump(counts, "candidates_settled")
 
 
 def _add_link(db: sqlite3.Connection, key: Key, link: FactLink, counts: dict[str, int]) -> None:

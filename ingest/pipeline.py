@@ -62,6 +62,7 @@ class Deltas(BaseModel):
     sources_stale: int = 0  # older versions than the stored ones: skipped
     sources_kept_apart: int = 0  # reused ids with no version evidence: kept beside
     sources_retired: int = 0  # entries that a newer version of their document dropped
+    candidates_settled: int = 0  # resolution candidates whose other facts are gone
     relationships_added: int = 0  # fact-to-fact links (PRESCRIBED_FOR...)
     relationships_skipped: int = 0  # links naming a fact that was not ingested
 

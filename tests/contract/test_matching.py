@@ -103,6 +103,22 @@ def test_a_claim_matching_two_facts_is_a_candidate_not_a_merge(
     )
 
 
+def test_a_candidate_is_settled_when_its_other_fact_goes(store: GraphStore, scope: Scope) -> None:
+    store.write(scope, asserted("fhir:Condition/a", HIP_OA_CODED))
+    icd = made(FactKind.CONDITION, "Primary osteoarthritis, right hip", (ICD10, "M16.11"))
+    store.write(scope, asserted("fhir:Condition/b", icd))
+    both = made(FactKind.CONDITION, "Hip arthritis", (SNOMED, "239872002"), (ICD10, "M16.11"))
+    store.write(scope, asserted("cda:doc:p3", both, fmt=SourceFormat.CDA))
+
+    result = store.write(scope, Batch(retire=("fhir:Condition/b",)))
+
+    assert (result.facts_removed, result.candidates_settled) == (1, 1)
+    (fact,) = store.list_facts(scope)
+    assert fact.fact_key == "condition:snomed:239872002"
+    assert fact.candidates == ()
+    assert {s.source_ref for s in fact.sources} == {"fhir:Condition/a", "cda:doc:p3"}
+
+
 def test_claims_of_one_batch_meet_and_links_follow_them(store: GraphStore, scope: Scope) -> None:
     brand = made(FactKind.MEDICATION, "Coumadin 5 MG Oral Tablet")
     generic = made(FactKind.MEDICATION, "Warfarin Sodium 5 MG Oral Tablet", (RXNORM, "855332"))
