@@ -122,14 +122,14 @@ LIST_PATIENTS = (
 
 # A batch's writes read what they need in one statement, BATCH_STATE, and write in two,
 # WRITE_SOURCES and WRITE_LINKS; each part of a statement is a `CALL () { }` subquery, run in
-# order, and sees what the earlier parts wrote.
+# order, and sees what the earlier parts wrote. `$refs` holds every ref a source may take:
+# its own and the one it is kept apart under (`engine.resolution.apart_ref`).
 BATCH_STATE = (
     f"CALL () {{ {_scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
     f" asserted: [(f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | [s.source_ref, a.claim]],"
     f" related: EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }}}}) AS facts }}"
     f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
-    " RETURN collect({ref: ref, content_hash: s.content_hash, last_updated: s.last_updated})"
-    " AS sources }"
+    " RETURN collect({ref: ref, data: s.data}) AS sources }"
     " RETURN facts, sources"
 )
 WRITE_SOURCES = (
@@ -145,6 +145,26 @@ WRITE_SOURCES = (
     f" MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
     f" MERGE {_node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
     f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim }}"
+)
+# Retiring the sources a newer document version dropped: their facts go when no other
+# source asserts them and no memory bears on them.
+RETIRE_SOURCES = (
+    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f" OPTIONAL MATCH (f:{Label.FACT})-[:{Rel.ASSERTED_BY}]->(s)"
+    " WITH s, collect(f.fact_key) AS keys DETACH DELETE s RETURN keys"
+)
+DROP_ORPHANS = (
+    f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f" WHERE {_ORPHAN} DETACH DELETE f"
+)
+ASSERTED_CLAIMS = (
+    f"{_scan('f', Label.FACT)} OPTIONAL MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
+    " RETURN f.fact_key AS key, s.source_ref AS ref, a.claim AS claim"
+)
+SET_CLAIMS = (
+    f"UNWIND $rows AS row MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
+    f"-[a:{Rel.ASSERTED_BY}]->{_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    " SET a.claim = row.claim"
 )
 
 

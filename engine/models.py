@@ -355,6 +355,8 @@ class Batch(Frozen):
     memories: tuple[Memory, ...] = ()
     relationships: tuple[Relationship, ...] = ()
     watermark: Watermark | None = None
+    # source refs that a newer version of their document no longer contains
+    retire: tuple[str, ...] = ()
 
 
 class WriteResult(Frozen):
@@ -366,7 +368,10 @@ class WriteResult(Frozen):
     sources_replaced: int = 0
     sources_unchanged: int = 0
     sources_stale: int = 0
+    sources_kept_apart: int = 0
+    sources_retired: int = 0
     facts_removed: int = 0
+    candidates_settled: int = 0
     links_added: int = 0
     links_skipped: int = 0
     memories_added: int = 0

@@ -7,15 +7,10 @@ state once, decides here in Python, and writes the result in a few batched state
 import functools
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
-from engine.models import Claim, SourceClaims
-
-
-def _utc(moment: datetime) -> datetime:
-    # A naive timestamp is taken as UTC, so that naive and aware ones compare.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+from engine.models import Claim, Source, SourceClaims
+from engine.resolution import Verdict, apart_ref, verdict
 
 
 def fact_state(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -42,34 +37,27 @@ def _claim(data: str) -> Claim:
 def accept(
     items: Sequence[SourceClaims], stored: dict[str, Any], counts: Counter[str]
 ) -> list[SourceClaims]:
-    """The sources that replace or add to what is stored, in order; counts the others."""
-    state: dict[str, tuple[str, datetime | None]] = {
-        ref: (
-            r["content_hash"],
-            datetime.fromisoformat(r["last_updated"]) if r["last_updated"] else None,
-        )
-        for ref, r in stored.items()
-    }
+    """The sources that replace or add to what is stored, in order; counts the others.
+
+    `stored` holds the rows of every ref an item may take: its own and its `apart_ref`.
+    A source kept apart (see `engine.resolution.verdict`) is returned under its apart ref.
+    """
+    state = {ref: Source.model_validate_json(r["data"]) for ref, r in stored.items()}
     accepted = []
     for item in items:
         source = item.source
-        old = state.get(source.source_ref)
-        if old is not None:
-            old_hash, old_updated = old
-            if old_hash == source.content_hash:
-                counts["sources_unchanged"] += 1
-                continue
-            if (
-                old_updated
-                and source.last_updated
-                and _utc(source.last_updated) < _utc(old_updated)
-            ):
-                counts["sources_stale"] += 1
-                continue
-            counts["sources_replaced"] += 1
-        else:
-            counts["sources_added"] += 1
-        state[source.source_ref] = (source.content_hash, source.last_updated)
+        decision = verdict(source, state.get(source.source_ref))
+        if decision is Verdict.APART:
+            source = source.model_copy(update={"source_ref": apart_ref(source)})
+            item = item.model_copy(update={"source": source})
+            decision = verdict(source, state.get(source.source_ref))
+            if decision is Verdict.ADD:
+                counts["sources_kept_apart"] += 1
+        if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
+            counts[f"sources_{decision.value}"] += 1
+            continue
+        counts["sources_replaced" if decision is Verdict.REPLACE else "sources_added"] += 1
+        state[source.source_ref] = source
         accepted.append(item)
     return accepted
 

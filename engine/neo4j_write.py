@@ -14,6 +14,7 @@ from engine.errors import Conflict, NotFound
 from engine.matching import MatchIndex, place_link
 from engine.models import (
     Batch,
+    Claim,
     FactLink,
     FactLinkType,
     Memory,
@@ -30,6 +31,7 @@ from engine.models import (
     utcnow,
 )
 from engine.neo4j_sources import accept, fact_state, replay
+from engine.resolution import apart_ref, settled
 
 Params = dict[str, Any]
 
@@ -41,6 +43,9 @@ class _Row(Protocol):
 class _Counters(Protocol):
     @property
     def relationships_created(self) -> int: ...
+
+    @property
+    def nodes_deleted(self) -> int: ...
 
 
 class _Summary(Protocol):
@@ -158,7 +163,7 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
     data = batch.patient.model_dump_json() if batch.patient is not None else None
     lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
     if batch.sources or batch.fact_links:
-        refs = sorted({item.source.source_ref for item in batch.sources})
+        refs = sorted({ref for item in batch.sources for ref in _refs(item.source)})
         state = tx.run(cypher.BATCH_STATE, params | {"refs": refs}).single(strict=True)
         facts = fact_state(state["facts"])
         index = MatchIndex.of(c for f in facts for c in f["claims"])
@@ -172,6 +177,10 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
         if batch.fact_links:
             links = [place_link(index, link) for link in batch.fact_links]
             _merge_links(tx, params, links, keys, counts)
+    if batch.retire:
+        _retire(tx, params, batch.retire, counts)
+    if counts["facts_removed"]:
+        _settle_candidates(tx, params, counts)
     if batch.memories:
         _append_memories(tx, params, batch.memories, counts)
     if batch.relationships:
@@ -222,6 +231,37 @@ def _upsert_sources(
     write = {"sources": sources, "refs": sorted(final), "removed": sorted(removed), "claims": rows}
     tx.run(cypher.WRITE_SOURCES, params | write).consume()
     return (keys - removed) | {key for _, key in claims}
+
+
+def _refs(source: Source) -> tuple[str, str]:
+    return source.source_ref, apart_ref(source)
+
+
+def _retire(tx: Transaction, params: Params, refs: Sequence[str], counts: Counter[str]) -> None:
+    """Removes the sources and their assertions, and the facts that no one else asserts."""
+    retired = tx.run(cypher.RETIRE_SOURCES, params | {"refs": sorted(set(refs))}).data()
+    if not retired:
+        return
+    keys = sorted({key for row in retired for key in row["keys"]})
+    summary = tx.run(cypher.DROP_ORPHANS, params | {"keys": keys}).consume()
+    counts["sources_retired"] += len(retired)
+    counts["facts_removed"] += summary.counters.nodes_deleted
+
+
+def _settle_candidates(tx: Transaction, params: Params, counts: Counter[str]) -> None:
+    """Drops from stored claims the candidate facts that this batch removed."""
+    rows = tx.run(cypher.ASSERTED_CLAIMS, params).data()
+    facts = {row["key"] for row in rows}
+    changed = []
+    for row in rows:
+        claim = settled(Claim.model_validate_json(row["claim"]), facts) if row["claim"] else None
+        if claim is not None:
+            changed.append(
+                {"fact_key": row["key"], "source_ref": row["ref"], "claim": claim.model_dump_json()}
+            )
+    if changed:
+        tx.run(cypher.SET_CLAIMS, params | {"rows": changed}).consume()
+        counts["candidates_settled"] += len(changed)
 
 
 def _source_row(source: Source) -> Params:

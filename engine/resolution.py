@@ -2,6 +2,7 @@
 
 from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 
 from engine.models import (
     Candidate,
@@ -12,9 +13,71 @@ from engine.models import (
     FieldValue,
     Merge,
     Source,
+    SourceFormat,
 )
 
 STRATEGY = "most recent source, then highest reliability"
+
+
+class Verdict(StrEnum):
+    """What an incoming source does to the stored source with the same `source_ref`."""
+
+    ADD = "add"  # none is stored
+    UNCHANGED = "unchanged"  # the same content
+    REPLACE = "replace"  # a newer version of it
+    STALE = "stale"  # an older version of it: skipped, and counted as stale
+    APART = "apart"  # no evidence that it is a version of it: kept beside it (`apart_ref`)
+
+
+def newer(incoming: Source, stored: Source) -> bool | None:
+    """Whether `incoming` is a later version of `stored`; None when nothing says.
+
+    Versions (FHIR `meta.versionId`, C-CDA `versionNumber`) are compared first, as numbers
+    when both are integers. Then, for FHIR only, `meta.lastUpdated`: C-CDA documents that
+    share a setId and a versionNumber are not versions of each other, whatever their
+    effectiveTime (exporters and the HL7 examples reuse one setId for unrelated documents).
+    """
+    versions = (incoming.version or "", stored.version or "")
+    if versions[0] != versions[1] and all(v.isdigit() for v in versions):
+        return int(versions[0]) > int(versions[1])
+    if SourceFormat.CDA in (incoming.format, stored.format):
+        return None
+    times = (incoming.last_updated, stored.last_updated)
+    if times[0] is not None and times[1] is not None and times[0] != times[1]:
+        return times[0] > times[1]
+    return None
+
+
+def verdict(incoming: Source, stored: Source | None) -> Verdict:
+    """Decides between a source and the stored one of the same `source_ref`.
+
+    Sources keep their own facts: only a proven newer version replaces what a source
+    asserted. Content that differs with no version evidence either way (no or equal
+    versions and times) comes from an unrelated document that reuses the id: it is kept
+    apart, under `apart_ref`.
+    """
+    if stored is None:
+        return Verdict.ADD
+    later = newer(incoming, stored)
+    if stored.content_hash == incoming.content_hash:
+        # the same entry in a newer version of its document takes that version
+        return Verdict.REPLACE if later else Verdict.UNCHANGED
+    if later is None:
+        return Verdict.APART
+    return Verdict.REPLACE if later else Verdict.STALE
+
+
+def settled(claim: Claim, facts: set[str]) -> Claim | None:
+    """The claim without the candidate facts that no longer exist (a later ingest removed
+    them, so the ambiguity is gone); None when all of them still exist."""
+    kept = tuple(key for key in claim.candidates if key in facts)
+    return None if kept == claim.candidates else claim.model_copy(update={"candidates": kept})
+
+
+def apart_ref(source: Source) -> str:
+    """The `source_ref` of a source kept apart from another with the same id: its own
+    content names it, so ingesting the same document again changes nothing."""
+    return f"{source.source_ref[:480]}~{source.content_hash[:16]}"
 
 
 def _precedence(source: Source) -> tuple[datetime, float, str]:

@@ -19,11 +19,13 @@ from engine.models import (
     Scope,
     Session,
     SessionStatus,
+    Source,
     SourceClaims,
     Watermark,
     WriteResult,
     utcnow,
 )
+from engine.resolution import Verdict, apart_ref, settled, verdict
 
 Key = tuple[str, str]
 
@@ -39,6 +41,10 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
         _upsert_source(db, key, item.model_copy(update={"claims": placed}), counts)
     for link in batch.fact_links:
         _add_link(db, key, place_link(index, link), counts)
+    for ref in batch.retire:
+        _retire(db, key, ref, counts)
+    if counts.get("facts_removed"):
+        _settle_candidates(db, key, counts)
     if batch.memories or batch.relationships:
         _append_memories(db, key, batch, counts)
     if batch.watermark is not None:
@@ -127,26 +133,28 @@ def _bump(counts: dict[str, int], name: str, by: int = 1) -> None:
     counts[name] = counts.get(name, 0) + by
 
 
+def _stored_source(db: sqlite3.Connection, key: Key, ref: str) -> Source | None:
+    row = db.execute(
+        "SELECT data FROM sources WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
+    ).fetchone()
+    return None if row is None else Source.model_validate_json(row[0])
+
+
 def _upsert_source(
     db: sqlite3.Connection, key: Key, item: SourceClaims, counts: dict[str, int]
 ) -> None:
     source = item.source
-    existing = db.execute(
-        "SELECT content_hash, last_updated FROM sources"
-        " WHERE org = ? AND patient = ? AND source_ref = ?",
-        (*key, source.source_ref),
-    ).fetchone()
-    if existing is not None:
-        if existing["content_hash"] == source.content_hash:
-            _bump(counts, "sources_unchanged")
-            return
-        stored = existing["last_updated"]
-        if stored and source.last_updated and source.last_updated.isoformat() < stored:
-            _bump(counts, "sources_stale")
-            return
-        _bump(counts, "sources_replaced")
-    else:
-        _bump(counts, "sources_added")
+    decision = verdict(source, _stored_source(db, key, source.source_ref))
+    if decision is Verdict.APART:
+        source = source.model_copy(update={"source_ref": apart_ref(source)})
+        item = item.model_copy(update={"source": source})
+        decision = verdict(source, _stored_source(db, key, source.source_ref))
+        if decision is Verdict.ADD:
+            _bump(counts, "sources_kept_apart")
+    if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
+        _bump(counts, f"sources_{decision.value}")
+        return
+    _bump(counts, "sources_replaced" if decision is Verdict.REPLACE else "sources_added")
     db.execute(
         "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (org, patient, source_ref) DO UPDATE"
@@ -192,6 +200,46 @@ def _upsert_source(
     dropped = previous - {claim.fact_key for claim in item.claims}
     for fact_key in dropped:
         _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
+
+
+def _retire(db: sqlite3.Connection, key: Key, ref: str, counts: dict[str, int]) -> None:
+    """Removes a source and its assertions, and the facts that no one else asserts."""
+    asserted = [
+        row[0]
+        for row in db.execute(
+            "SELECT fact_key FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
+            (*key, ref),
+        )
+    ]
+    db.execute(
+        "DELETE FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
+    )
+    gone = db.execute(
+        "DELETE FROM sources WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
+    ).rowcount
+    _bump(counts, "sources_retired", gone)
+    for fact_key in asserted:
+        _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
+
+
+def _settle_candidates(db: sqlite3.Connection, key: Key, counts: dict[str, int]) -> None:
+    """Drops from stored claims the candidate facts that this batch removed."""
+    facts = {
+        row[0]
+        for row in db.execute("SELECT fact_key FROM facts WHERE org = ? AND patient = ?", key)
+    }
+    rows = db.execute(
+        "SELECT source_ref, fact_key, claim FROM assertions WHERE org = ? AND patient = ?", key
+    ).fetchall()
+    for ref, fact_key, data in rows:
+        claim = settled(Claim.model_validate_json(data), facts)
+        if claim is not None:
+            db.execute(
+                "UPDATE assertions SET claim = ?"
+                " WHERE org = ? AND patient = ? AND source_ref = ? AND fact_key = ?",
+                (claim.model_dump_json(), *key, ref, fact_key),
+            )
+            _bump(counts, "candidates_settled")
 
 
 def _add_link(db: sqlite3.Connection, key: Key, link: FactLink, counts: dict[str, int]) -> None:

@@ -208,7 +208,7 @@ class _DocumentReader:
         self.doc_id = instance_id(root) or f"sha256-{hashlib.sha256(raw).hexdigest()[:32]}"
         effective = attr(first(root, "h:effectiveTime"), "value")
         self.last_updated = ts_instant(effective)
-        self.version = attr(first(root, "h:versionNumber"), "value") or ii(first(root, "h:setId"))
+        self.version = attr(first(root, "h:versionNumber"), "value")
         self.context = Context(narrative=Narrative(root), doc_date=parse_ts(effective))
         self.lineage = _lineage(root, self.doc_id)
         self.seen_refs: set[str] = set()
@@ -271,6 +271,7 @@ class _DocumentReader:
             patient_ref=self.patient_ref,
             source=SourceClaims(source=source, claims=tuple(claims.values())),
             links=tuple(dict.fromkeys(mapped.links)),
+            document=f"cda:{self.lineage}:",
         )
 
     def _source_ref(self, section: Element, index: int, entry_id: str | None) -> str:

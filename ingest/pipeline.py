@@ -21,7 +21,15 @@ from pydantic import BaseModel
 
 from engine.audit import AuditEvent
 from engine.errors import NotFound
-from engine.models import Batch, FactLink, Patient, Scope, SourceClaims, WriteResult, utcnow
+from engine.models import (
+    Batch,
+    FactLink,
+    Patient,
+    Scope,
+    SourceClaims,
+    WriteResult,
+    utcnow,
+)
 from engine.store import GraphStore
 from ingest import drugs
 from ingest.cda import read_cda
@@ -29,6 +37,7 @@ from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.fhir_ndjson import mapped_lines
 from ingest.identity import MISMATCH, demographic_conflicts, identity_conflict, masked
 from ingest.records import Problem, Record
+from ingest.versions import Documents
 
 BATCH_SIZE = 500
 # Sources held across all patients of one input before every buffer is written out: an
@@ -50,7 +59,10 @@ class Deltas(BaseModel):
     sources_added: int = 0
     sources_replaced: int = 0
     sources_unchanged: int = 0
-    sources_stale: int = 0
+    sources_stale: int = 0  # older versions than the stored ones: skipped
+    sources_kept_apart: int = 0  # reused ids with no version evidence: kept beside
+    sources_retired: int = 0  # entries that a newer version of their document dropped
+    candidates_settled: int = 0  # resolution candidates whose other facts are gone
     relationships_added: int = 0  # fact-to-fact links (PRESCRIBED_FOR...)
     relationships_skipped: int = 0  # links naming a fact that was not ingested
 
@@ -120,6 +132,7 @@ class Ingestor:
         """Consumes one input's records; links are written once its facts are all in."""
         self.report.files += 1
         buffers: dict[str, _PatientBuffer] = {}
+        documents = Documents(self._store, self._org)
         checked: set[str] = set()
         refused: set[str] = set()
         read = pending = 0
@@ -141,6 +154,13 @@ class Ingestor:
                 self.report.rejected += 1
                 continue
             self.report.resources += 1
+            if (
+                item.source is not None
+                and item.document is not None
+                and not documents.admit(target, item.document, item.source.source)
+            ):
+                self.report.deltas.sources_stale += 1
+                continue
             buffer = buffers.setdefault(target, _PatientBuffer())
             if patient is not None:
                 buffer.patient = patient
@@ -155,6 +175,9 @@ class Ingestor:
                 self._flush_all(buffers, with_links=False)
                 pending = 0
         self._flush_all(buffers, with_links=True)
+        for owner, refs in documents.retired():
+            scope = Scope(org=self._org, patient=owner)
+            self.report.deltas.add(self._store.write(scope, Batch(retire=refs)))
         if read == 0 and not self.report.unusable and not self._errors_in(label):
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")

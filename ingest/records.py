@@ -30,3 +30,6 @@ class Record(Frozen):
     patient: Patient | None = None
     source: SourceClaims | None = None
     links: tuple[FactLink, ...] = ()
+    # C-CDA: the source-ref prefix of the entry's document lineage (its setId and person),
+    # whose entries that a newer version no longer contains are retired
+    document: str | None = None

@@ -30,6 +30,7 @@ def source(
     content: str = "v1",
     updated: datetime | None = None,
     fmt: SourceFormat = SourceFormat.FHIR,
+    version: str | None = None,
 ) -> Source:
     return Source(
         source_ref=ref,
@@ -37,6 +38,7 @@ def source(
         label="test.json",
         resource_type="Condition",
         resource_id=ref.rsplit("/", 1)[-1],
+        version=version,
         last_updated=updated,
         content_hash=f"hash-{content}",
     )
@@ -63,8 +65,10 @@ def asserted(
     content: str = "v1",
     updated: datetime | None = None,
     fmt: SourceFormat = SourceFormat.FHIR,
+    version: str | None = None,
 ) -> Batch:
-    return Batch(sources=(SourceClaims(source=source(ref, content, updated, fmt), claims=claims),))
+    made = source(ref, content, updated, fmt, version)
+    return Batch(sources=(SourceClaims(source=made, claims=claims),))
 
 
 def at(day: int) -> datetime:

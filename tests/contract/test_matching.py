@@ -15,7 +15,7 @@ from engine.models import (
 from engine.store import GraphStore
 from ingest.keys import coding, fact_key
 from ingest.matching import match_keys
-from tests.contract.builders import asserted, source
+from tests.contract.builders import asserted, at, source
 
 
 def made(kind: FactKind, label: str, *codes: tuple[str, str]) -> Claim:
@@ -103,6 +103,22 @@ def test_a_claim_matching_two_facts_is_a_candidate_not_a_merge(
     )
 
 
+def test_a_candidate_is_settled_when_its_other_fact_goes(store: GraphStore, scope: Scope) -> None:
+    store.write(scope, asserted("fhir:Condition/a", HIP_OA_CODED))
+    icd = made(FactKind.CONDITION, "Primary osteoarthritis, right hip", (ICD10, "M16.11"))
+    store.write(scope, asserted("fhir:Condition/b", icd))
+    both = made(FactKind.CONDITION, "Hip arthritis", (SNOMED, "239872002"), (ICD10, "M16.11"))
+    store.write(scope, asserted("cda:doc:p3", both, fmt=SourceFormat.CDA))
+
+    result = store.write(scope, Batch(retire=("fhir:Condition/b",)))
+
+    assert (result.facts_removed, result.candidates_settled) == (1, 1)
+    (fact,) = store.list_facts(scope)
+    assert fact.fact_key == "condition:snomed:239872002"
+    assert fact.candidates == ()
+    assert {s.source_ref for s in fact.sources} == {"fhir:Condition/a", "cda:doc:p3"}
+
+
 def test_claims_of_one_batch_meet_and_links_follow_them(store: GraphStore, scope: Scope) -> None:
     brand = made(FactKind.MEDICATION, "Coumadin 5 MG Oral Tablet")
     generic = made(FactKind.MEDICATION, "Warfarin Sodium 5 MG Oral Tablet", (RXNORM, "855332"))
@@ -134,9 +150,9 @@ def test_claims_of_one_batch_meet_and_links_follow_them(store: GraphStore, scope
 
 def test_rewriting_a_merged_source_keeps_it_in_its_fact(store: GraphStore, scope: Scope) -> None:
     store.write(scope, asserted("cda:doc:p1", HIP_OA, fmt=SourceFormat.CDA))
-    store.write(scope, asserted("fhir:Condition/oa", HIP_OA_CODED))
+    store.write(scope, asserted("fhir:Condition/oa", HIP_OA_CODED, updated=at(1)))
     resolved = HIP_OA_CODED.model_copy(update={"status": "resolved"})
-    store.write(scope, asserted("fhir:Condition/oa", resolved, content="v2"))
+    store.write(scope, asserted("fhir:Condition/oa", resolved, content="v2", updated=at(2)))
 
     (fact,) = store.list_facts(scope)
     assert fact.fact_key == HIP_OA.fact_key

@@ -14,6 +14,7 @@ from tests.contract.builders import (
     DIABETES,
     METFORMIN,
     asserted,
+    at,
     claim,
     memory,
     relationship,
@@ -54,7 +55,10 @@ def test_two_sources_of_one_batch_make_one_fact(store: GraphStore, scope: Scope)
 
 
 def test_a_batch_that_fails_writes_nothing(store: GraphStore, scope: Scope) -> None:
-    store.write(scope, asserted("fhir:MedicationRequest/m1", claim(METFORMIN, status="current")))
+    store.write(
+        scope,
+        asserted("fhir:MedicationRequest/m1", claim(METFORMIN, status="current"), updated=at(1)),
+    )
     store.create_session(scope, Session(session_id="s1"))
     store.write(scope, Batch(memories=(memory("m1", "s1"),)))
     before = store.count_patient_items(scope)
@@ -74,12 +78,16 @@ def test_a_batch_that_fails_writes_nothing(store: GraphStore, scope: Scope) -> N
 
 
 def test_a_fact_a_memory_bears_on_outlives_its_source(store: GraphStore, scope: Scope) -> None:
-    store.write(scope, asserted("fhir:MedicationRequest/m1", claim(METFORMIN, status="current")))
+    store.write(
+        scope,
+        asserted("fhir:MedicationRequest/m1", claim(METFORMIN, status="current"), updated=at(1)),
+    )
     store.create_session(scope, Session(session_id="s1"))
     store.write(scope, Batch(memories=(memory("m1", "s1"),), relationships=(relationship("m1"),)))
 
     result = store.write(
-        scope, asserted("fhir:MedicationRequest/m1", claim(DIABETES), content="v2")
+        scope,
+        asserted("fhir:MedicationRequest/m1", claim(DIABETES), content="v2", updated=at(2)),
     )
 
     assert (result.sources_replaced, result.facts_added, result.facts_removed) == (1, 1, 0)

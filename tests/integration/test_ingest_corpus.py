@@ -58,6 +58,11 @@ def test_every_corpus_file_is_ingested_or_rejected_with_a_located_error(
     # refused (wrong-patient protection) and their resources counted as rejected
     assert report.resources + report.rejected > 9000
     assert len(report.patients) > 300
+    # Sources keep their own facts: files that reuse resource ids, setIds and entry ids
+    # (HL7 examples) are kept apart, and no file of the corpus is a newer version of another
+    deltas = report.deltas
+    assert (deltas.facts_removed, deltas.sources_replaced, deltas.sources_retired) == (0, 0, 0)
+    assert deltas.sources_kept_apart == 18
     for problem in report.errors + report.unusable:
         assert problem.file and problem.message
         assert (
