@@ -152,7 +152,8 @@ def measure(store: GraphStore, org: str, patients: list[str], path: str, reads: 
     """p50/p95/p99 of `vfs.read` in one `read_view`, then with one store call per part."""
     rng = random.Random(7)
     separate = SeparateReads(store)
-    one, many = [], []
+    one: list[float] = []
+    many: list[float] = []
     for _ in range(reads):
         scope = Scope(org=org, patient=rng.choice(patients))
         for timings, reader in ((one, store), (many, separate)):

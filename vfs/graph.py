@@ -87,7 +87,7 @@ class PatientGraph:
         view = self.store.read_view(self.scope, request, as_of=self.as_of)
         self._by_kind.update(view.facts)
         # Filling the cached properties: the views then find them read already.
-        loaded = {"patient": view.patient, "links": view.links}
+        loaded: dict[str, object] = {"patient": view.patient, "links": view.links}
         loaded |= {"every_memory": view.memories, "sessions": view.sessions}
         self.__dict__.update({name: value for name, value in loaded.items() if value is not None})
 
