@@ -148,36 +148,46 @@ def percentiles(samples: list[float]) -> tuple[float, float, float]:
 Figures = tuple[tuple[float, float, float], tuple[float, float, float]]
 
 
-def measure(store: GraphStore, org: str, patients: list[str], path: str, reads: int) -> Figures:
-    """p50/p95/p99 of `vfs.read` in one `read_view`, then with one store call per part."""
+Loaded = tuple[GraphStore, str, list[str]]
+
+
+def measure(loaded: list[Loaded], path: str, reads: int) -> list[Figures]:
+    """p50/p95/p99 of `vfs.read` in one `read_view`, then with one store call per part,
+    for each loaded size; reads of the sizes are interleaved, so that the load of the
+    machine at any moment weighs on every size alike."""
     rng = random.Random(7)
-    separate = SeparateReads(store)
-    one: list[float] = []
-    many: list[float] = []
+    timings: list[tuple[list[float], list[float]]] = [([], []) for _ in loaded]
     for _ in range(reads):
-        scope = Scope(org=org, patient=rng.choice(patients))
-        for timings, reader in ((one, store), (many, separate)):
-            started = time.perf_counter()
-            vfs.read(reader, scope, path)
-            timings.append(time.perf_counter() - started)
-    return percentiles(one), percentiles(many)
+        for (store, org, patients), (one, many) in zip(loaded, timings, strict=True):
+            scope = Scope(org=org, patient=rng.choice(patients))
+            for samples, reader in ((one, store), (many, SeparateReads(store))):
+                started = time.perf_counter()
+                vfs.read(reader, scope, path)
+                samples.append(time.perf_counter() - started)
+    return [(percentiles(one), percentiles(many)) for one, many in timings]
 
 
 def run(
     name: str, open_fresh: Callable[[], GraphStore], sizes: list[int], reads: int, threads: int
 ) -> None:
-    results: dict[tuple[str, int], Figures] = {}
-    for size in sizes:
-        store = open_fresh()
-        org = f"bench-{uuid.uuid4().hex[:8]}"
-        try:
+    """Loads every size (a fresh store each), then measures each path on all of them."""
+    loaded: list[Loaded] = []
+    try:
+        for size in sizes:
+            store = open_fresh()
+            org = f"bench-{uuid.uuid4().hex[:8]}"
+            loaded.append((store, org, []))
             started = time.perf_counter()
-            patients = populate(store, org, size, threads)
+            loaded[-1] = (store, org, populate(store, org, size, threads))
             print(f"{name}: {size} patients loaded in {time.perf_counter() - started:.1f} s")
-            for path in PATHS:
+        results: dict[tuple[str, int], Figures] = {}
+        for path in PATHS:
+            for store, org, patients in loaded:
                 vfs.read(store, Scope(org=org, patient=patients[0]), path)  # warm-up
-                results[(path, size)] = measure(store, org, patients, path, reads)
-        finally:
+            for size, figures in zip(sizes, measure(loaded, path, reads), strict=True):
+                results[(path, size)] = figures
+    finally:
+        for store, _, _ in loaded:
             store.close()
     print(
         f"{'backend':7} {'path':47} {'patients':>8} {'p50':>6} {'p95':>6} {'p99':>6}"
