@@ -27,7 +27,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from engine import cypher, neo4j_reviews, neo4j_write
+from engine import cypher, cypher_view, neo4j_reviews, neo4j_write
 from engine.as_of import AsOf, known, known_claims
 from engine.audit import ERASED, AuditEvent
 from engine.errors import Conflict, EngineError, InvalidInput, NotFound, StoreUnavailable
@@ -53,6 +53,7 @@ from engine.models import (
 from engine.neo4j_write import Params
 from engine.resolution import resolve
 from engine.settings import get_settings
+from engine.store import PatientView, ViewRequest
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -330,10 +331,7 @@ class Neo4jStore:
     @_translated
     def list_fact_links(self, scope: Scope) -> list[FactLink]:
         """Fact-to-fact edges of the patient, sorted by from, to and type."""
-        links = [
-            FactLink.model_validate(r) for r in self._query(cypher.LIST_LINKS, **_scope(scope))
-        ]
-        return sorted(links, key=lambda link: (link.from_key, link.to_key, link.type.value))
+        return _links(self._query(cypher.LIST_LINKS, **_scope(scope)))
 
     @_translated
     def get_session(self, scope: Scope, session_id: str) -> Session:
@@ -347,9 +345,7 @@ class Neo4jStore:
     def list_sessions(self, scope: Scope, as_of: AsOf = None) -> list[Session]:
         """The patient's sessions (created by `as_of`, if given), oldest first."""
         rows = [r["session"] for r in self._query(cypher.LIST_SESSIONS, **_scope(scope))]
-        rows.sort(key=lambda s: (s["created_at"], s["session_id"]))
-        sessions = [Session.model_validate(s) for s in rows]
-        return [s for s in sessions if known(s.created_at, as_of)]
+        return _sessions(rows, as_of)
 
     @_translated
     def list_messages(self, scope: Scope, session_id: str, after: int = 0) -> list[Message]:
@@ -374,21 +370,24 @@ class Neo4jStore:
         recent first."""
         type_value = type.value if type else None
         rows = self._query(cypher.LIST_MEMORIES, **_scope(scope), type=type_value)
-        rows.sort(key=lambda r: r["memory_id"])
-        rows.sort(key=lambda r: r["created_at"], reverse=True)  # stable: ties keep id order
-        records = [
-            MemoryRecord(
-                memory=Memory.model_validate_json(r["data"]),
-                relationships=tuple(
-                    Relationship.model_validate_json(data) for _, data in sorted(r["relationships"])
-                ),
-                reviews=tuple(
-                    v for v in neo4j_reviews.ordered(r["reviews"]) if known(v.created_at, as_of)
-                ),
-            )
-            for r in rows
-        ]
-        return [r for r in records if known(r.memory.created_at, as_of)]
+        return _memory_records(rows, as_of)
+
+    @_translated
+    def read_view(self, scope: Scope, request: ViewRequest, as_of: AsOf = None) -> PatientView:
+        """The patient and what `request` names in one statement; see `GraphStore`."""
+        kinds = sorted(kind.value for kind in request.kinds)
+        statement = cypher_view.view(bool(kinds), request.links, request.memories, request.sessions)
+        row = self._one(("patient", scope.patient), statement, **_scope(scope), kinds=kinds)
+        facts: dict[FactKind, list[Fact]] = {kind: [] for kind in request.kinds}
+        for fact in _resolve_rows(row.get("assertions", []), as_of):
+            facts[fact.kind].append(fact)
+        return PatientView(
+            patient=Patient.model_validate_json(row["data"]),
+            facts=facts,
+            links=_links(row["links"]) if request.links else None,
+            memories=_memory_records(row["memories"], as_of) if request.memories else None,
+            sessions=_sessions(row["sessions"], as_of) if request.sessions else None,
+        )
 
     @_translated
     def list_reviews(self, scope: Scope, memory_id: str) -> list[MemoryReview]:
@@ -437,3 +436,33 @@ def _resolve_rows(rows: list[dict[str, Any]], as_of: AsOf) -> list[Fact]:
         grouped.setdefault(row["fact_key"], []).append(pair)
     known_pairs = (known_claims(grouped[key], as_of) for key in sorted(grouped))
     return [resolve(pairs) for pairs in known_pairs if pairs]
+
+
+def _links(rows: list[dict[str, Any]]) -> list[FactLink]:
+    links = [FactLink.model_validate(r) for r in rows]
+    return sorted(links, key=lambda link: (link.from_key, link.to_key, link.type.value))
+
+
+def _sessions(rows: list[dict[str, Any]], as_of: AsOf) -> list[Session]:
+    rows = sorted(rows, key=lambda s: (s["created_at"], s["session_id"]))
+    sessions = [Session.model_validate(s) for s in rows]
+    return [s for s in sessions if known(s.created_at, as_of)]
+
+
+def _memory_records(rows: list[dict[str, Any]], as_of: AsOf) -> list[MemoryRecord]:
+    """Memories most recent first (ties in id order), with what was known by `as_of`."""
+    rows = sorted(rows, key=lambda r: r["memory_id"])
+    rows.sort(key=lambda r: r["created_at"], reverse=True)  # stable: ties keep id order
+    records = [
+        MemoryRecord(
+            memory=Memory.model_validate_json(r["data"]),
+            relationships=tuple(
+                Relationship.model_validate_json(data) for _, data in sorted(r["relationships"])
+            ),
+            reviews=tuple(
+                v for v in neo4j_reviews.ordered(r["reviews"]) if known(v.created_at, as_of)
+            ),
+        )
+        for r in rows
+    ]
+    return [r for r in records if known(r.memory.created_at, as_of)]

@@ -32,6 +32,7 @@ from engine.models import (
 )
 from engine.resolution import resolve
 from engine.sqlite_write import load_session, session_from_row
+from engine.store import PatientView, ViewRequest, compose_view
 
 
 class SqliteStore:
@@ -200,6 +201,15 @@ class SqliteStore:
         if not facts:
             raise NotFound("fact", fact_key)
         return facts[0]
+
+    def read_view(self, scope: Scope, request: ViewRequest, as_of: AsOf = None) -> PatientView:
+        """The reads of `compose_view` inside one read transaction, so one snapshot."""
+        db = self._db()
+        db.execute("BEGIN")
+        try:
+            return compose_view(self, scope, request, as_of)
+        finally:
+            db.execute("COMMIT")
 
     def list_fact_links(self, scope: Scope) -> list[FactLink]:
         rows = self._db().execute(

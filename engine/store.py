@@ -8,6 +8,8 @@ entirely or not at all.
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from pydantic import Field
+
 from engine.as_of import AsOf
 from engine.audit import AuditEvent
 from engine.errors import InvalidInput
@@ -16,6 +18,7 @@ from engine.models import (
     Fact,
     FactKind,
     FactLink,
+    Frozen,
     Memory,
     MemoryRecord,
     MemoryReview,
@@ -27,6 +30,29 @@ from engine.models import (
     Session,
     WriteResult,
 )
+
+
+class ViewRequest(Frozen):
+    """What one view of a patient reads: facts of some kinds, links, memories, sessions."""
+
+    kinds: frozenset[FactKind] = frozenset()
+    links: bool = False
+    memories: bool = False
+    sessions: bool = False
+
+
+class PatientView(Frozen):
+    """Everything a `ViewRequest` asked for, read at one instant.
+
+    `facts` holds every requested kind (an empty list for a kind without facts), sorted by
+    key; a part that was not requested is None.
+    """
+
+    patient: Patient
+    facts: dict[FactKind, list[Fact]] = Field(default_factory=dict)
+    links: list[FactLink] | None = None
+    memories: list[MemoryRecord] | None = None
+    sessions: list[Session] | None = None
 
 
 @runtime_checkable
@@ -71,6 +97,15 @@ class GraphStore(Protocol):
 
     def get_fact(self, scope: Scope, fact_key: str, as_of: AsOf = None) -> Fact:
         """One merged fact with its sources and conflicts; `NotFound` if absent (by `as_of`)."""
+        ...
+
+    def read_view(self, scope: Scope, request: ViewRequest, as_of: AsOf = None) -> PatientView:
+        """The patient and what `request` names, in one read (one round trip on a server).
+
+        The same as `get_patient`, `list_facts` per kind, `list_fact_links`,
+        `list_memories` and `list_sessions` with the same `as_of`; `NotFound` when the
+        patient does not exist.
+        """
         ...
 
     def list_fact_links(self, scope: Scope) -> list[FactLink]:
@@ -160,6 +195,19 @@ class GraphStore(Protocol):
     def close(self) -> None:
         """Releases connections."""
         ...
+
+
+def compose_view(
+    store: GraphStore, scope: Scope, request: ViewRequest, as_of: AsOf = None
+) -> PatientView:
+    """A `PatientView` made of the store's single reads (what `read_view` must equal)."""
+    return PatientView(
+        patient=store.get_patient(scope),
+        facts={kind: store.list_facts(scope, kind, as_of=as_of) for kind in request.kinds},
+        links=store.list_fact_links(scope) if request.links else None,
+        memories=store.list_memories(scope, as_of=as_of) if request.memories else None,
+        sessions=store.list_sessions(scope, as_of=as_of) if request.sessions else None,
+    )
 
 
 def open_store(url: str, wait: bool = False) -> GraphStore:

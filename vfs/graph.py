@@ -23,7 +23,7 @@ from engine.models import (
     Scope,
     Session,
 )
-from engine.store import GraphStore
+from engine.store import GraphStore, ViewRequest
 from vfs.slugs import assign, slugify
 
 CONDITION_FOLDERS = ("active", "resolved")
@@ -77,6 +77,19 @@ class PatientGraph:
         self.include_dismissed = include_dismissed
         self._by_kind: dict[FactKind, list[Fact]] = {}
         self._extra: dict[str, Fact | None] = {}
+
+    def load(self, request: ViewRequest) -> None:
+        """Reads the patient and what `request` names in one store call, ahead of the views.
+
+        Raises:
+            NotFound: the patient does not exist.
+        """
+        view = self.store.read_view(self.scope, request, as_of=self.as_of)
+        self._by_kind.update(view.facts)
+        # Filling the cached properties: the views then find them read already.
+        loaded: dict[str, object] = {"patient": view.patient, "links": view.links}
+        loaded |= {"every_memory": view.memories, "sessions": view.sessions}
+        self.__dict__.update({name: value for name, value in loaded.items() if value is not None})
 
     @cached_property
     def patient(self) -> Patient:

@@ -19,6 +19,7 @@ from vfs import markdown, structured
 from vfs.budget import cut_chunks
 from vfs.graph import PatientGraph
 from vfs.models import JSON, Format, VfsDir, VfsEntry, VfsFile, VfsNotFound, make_file
+from vfs.plan import request_for
 from vfs.render_conditions import cut_raw
 from vfs.tree import Children, FileNode, children
 
@@ -190,7 +191,7 @@ def read(
     if token_budget is not None and token_budget < 1:
         raise InvalidInput(f"token_budget must be a positive number of tokens, not {token_budget}")
     graph = PatientGraph(store, scope, as_of=as_of, include_dismissed=include_dismissed)
-    graph.patient  # noqa: B018 - raises NotFound for an unknown patient
+    graph.load(request_for(split(path)[0]))  # NotFound for an unknown patient
     canonical, node = resolve(graph, path)
     if node is None:
         return _entries(graph, canonical)
@@ -205,7 +206,7 @@ def list_dir(store: GraphStore, scope: Scope, path: str = "/", as_of: AsOf = Non
         InvalidInput: a malformed path, or the path of a file.
     """
     graph = PatientGraph(store, scope, as_of=as_of)
-    graph.patient  # noqa: B018 - raises NotFound for an unknown patient
+    graph.load(request_for(split(path)[0]))  # NotFound for an unknown patient
     canonical, node = resolve(graph, path)
     if node is not None:
         raise InvalidInput(f"{canonical} is a file, not a directory: read it instead")

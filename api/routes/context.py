@@ -24,11 +24,12 @@ from engine.models import (
     ReviewAction,
     Scope,
 )
-from engine.store import GraphStore
+from engine.store import GraphStore, ViewRequest
 from vfs.render_state import subject_states
 
 router = APIRouter(prefix="/v1/patients/{pid}", tags=["context"])
 
+CONTEXT_READS = ViewRequest(kinds=frozenset(FactKind), memories=True)
 MAX_LABS = 20
 MAX_MEMORIES = 50
 UNTRUSTED_OPEN = (
@@ -214,9 +215,10 @@ def context(
     """A prompt-ready block: the record first, then untrusted patient-reported snippets.
 
     Memories a clinician dismissed are left out unless `include_dismissed=true`."""
-    store.get_patient(scope)
-    memories = [m for m in store.list_memories(scope) if include_dismissed or not m.dismissed]
-    return render(scope, store.list_facts(scope), memories, token_budget)
+    view = store.read_view(scope, CONTEXT_READS)  # one round trip; NotFound without patient
+    facts = sorted((f for facts in view.facts.values() for f in facts), key=lambda f: f.fact_key)
+    memories = [m for m in view.memories or () if include_dismissed or not m.dismissed]
+    return render(scope, facts, memories, token_budget)
 
 
 def _pause(store: GraphStore, scope: Scope) -> MemoryPause:

@@ -1,6 +1,7 @@
 """`cce demo` tells the whole story on the bundled sample data."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ def test_demo_shows_patient_reported_views(tmp_path: Path) -> None:
         text=True,
         check=False,
         cwd=tmp_path,
+        # The repository, not an installed copy (none may be): cwd is elsewhere.
+        env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[2])},
     )
 
     assert result.returncode == 0, result.stderr
