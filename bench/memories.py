@@ -18,6 +18,7 @@ from pathlib import Path
 
 import spacy
 
+from bench.stats import percentile
 from engine.memories.offline import warm_up
 from engine.memories.service import generate_memories
 from engine.models import NewMessage, Role, Scope, Session
@@ -49,11 +50,6 @@ def transcripts() -> list[list[NewMessage]]:
 
 def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import vfs
+from bench.stats import percentile
 from engine.models import (
     Batch,
     DismissReason,
@@ -113,10 +114,6 @@ def flat(store: GraphStore, scope: Scope) -> str:
     )
 
 
-def p(samples: list[float], q: float) -> float:
-    return sorted(samples)[min(len(samples) - 1, int(len(samples) * q))]
-
-
 def run(name: str, store: GraphStore, sessions: int, reads: int) -> None:
     scope = Scope(org=f"bench-{uuid.uuid4().hex[:8]}", patient="p1")
     populate(store, scope, sessions)
@@ -128,10 +125,11 @@ def run(name: str, store: GraphStore, sessions: int, reads: int) -> None:
         started = time.perf_counter()
         flat(store, scope)
         before.append(time.perf_counter() - started)
+    now50, now95, before50 = percentile(now, 0.5), percentile(now, 0.95), percentile(before, 0.5)
     print(
         f"{name}: {sessions} sessions, {2 * sessions} memories, {reads} reads — "
-        f"now p50 {p(now, 0.5) * 1000:.2f} ms p95 {p(now, 0.95) * 1000:.2f} ms; "
-        f"flat list p50 {p(before, 0.5) * 1000:.2f} ms; ratio {p(now, 0.5) / p(before, 0.5):.2f}"
+        f"now p50 {now50 * 1000:.2f} ms p95 {now95 * 1000:.2f} ms; "
+        f"flat list p50 {before50 * 1000:.2f} ms; ratio {now50 / before50:.2f}"
     )
 
 

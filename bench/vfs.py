@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import vfs
+from bench.stats import percentile
 from engine.as_of import AsOf
 from engine.models import (
     Batch,
@@ -140,9 +141,7 @@ def populate(store: GraphStore, org: str, count: int, threads: int) -> list[str]
 
 
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
-    ordered = sorted(samples)
-    at = [ordered[min(len(ordered) - 1, int(len(ordered) * q))] for q in (0.5, 0.95, 0.99)]
-    return at[0], at[1], at[2]
+    return percentile(samples, 0.5), percentile(samples, 0.95), percentile(samples, 0.99)
 
 
 Figures = tuple[tuple[float, float, float], tuple[float, float, float]]
