@@ -19,7 +19,7 @@ def fact_state(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {
             "key": row["key"],
             "refs": [ref for ref, _ in row["asserted"]],
-            "claims": [_claim(claim) for _, claim in row["asserted"]],
+            "claims": [parse_claim(claim) for _, claim in row["asserted"]],
             "related": row["related"],
         }
         for row in rows
@@ -30,7 +30,7 @@ def fact_state(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # written in several batches (an export spreads each one over the whole file) would have
 # the same JSON parsed again each time. Claims are frozen, so one parse can be shared.
 @functools.lru_cache(maxsize=20_000)
-def _claim(data: str) -> Claim:
+def parse_claim(data: str) -> Claim:
     return Claim.model_validate_json(data)
 
 

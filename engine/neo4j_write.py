@@ -14,7 +14,6 @@ from engine.errors import Conflict, NotFound
 from engine.matching import MatchIndex, place_link
 from engine.models import (
     Batch,
-    Claim,
     FactLink,
     FactLinkType,
     Memory,
@@ -30,7 +29,7 @@ from engine.models import (
     WriteResult,
     utcnow,
 )
-from engine.neo4j_sources import accept, fact_state, replay
+from engine.neo4j_sources import accept, fact_state, parse_claim, replay
 from engine.resolution import apart_ref, settled
 
 Params = dict[str, Any]
@@ -254,7 +253,7 @@ def _settle_candidates(tx: Transaction, params: Params, counts: Counter[str]) ->
     facts = {row["key"] for row in rows}
     changed = []
     for row in rows:
-        claim = settled(Claim.model_validate_json(row["claim"]), facts) if row["claim"] else None
+        claim = settled(parse_claim(row["claim"]), facts) if row["claim"] else None
         if claim is not None:
             changed.append(
                 {"fact_key": row["key"], "source_ref": row["ref"], "claim": claim.model_dump_json()}
