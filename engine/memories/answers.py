@@ -14,8 +14,8 @@ from engine.memories.cues import Polarity
 from engine.memories.entities import content_words
 from engine.memories.exchange import Sentence
 from engine.memories.extractor import Quote
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
-from engine.memories.text import words
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, singular
+from engine.memories.text import tokenize, words
 from engine.memories.turn import Turn
 
 _SIDE_EFFECT = ("side effect", "issues", "problems", "trouble")
@@ -45,9 +45,11 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
                 a.family or a.hypothetical or last.about_a_drug(m, turn.lex)
             ):
                 _symptom_answer(turn, answer, pol, last, m)
+    if last is not None and pol is Polarity.NONE and not about_meds and not finding:
+        _wh_answer(turn, answer, last)
     if pol in {Polarity.YES, Polarity.NO} and not any(m.kind in MEDS for m, _ in answer.mentions):
         for question in turn.asked.questions:
-            if set(words(question.text)) & QUESTION_VERBS:
+            if set(words(question.text)) & QUESTION_VERBS and not _finding(turn, question):
                 _med_answer(turn, answer, pol, question)
     _topic_answer(turn, pol)
 
@@ -96,6 +98,51 @@ def _symptom_answer(
             "via": "answer",
         },
     )
+
+
+def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
+    """ "how's your pain now?" / "manageable , i guess .", "how long have you had the
+    cough?" / "about a week": a statement answering how, when, where or what about a
+    symptom the question names is about that symptom (its body part taken from the
+    question or the turns before, "neck and back pain")."""
+    if answer.question or not cues.asks_wh(question.text):
+        return
+    if any(m.kind in SYMPTOMISH or m.kind in MEDS for m, _ in answer.mentions):
+        return  # the reply names what it is about
+    for m, a in question.mentions:
+        if m.kind not in SYMPTOMISH or a.family or a.hypothetical or a.negated:
+            continue
+        if question.about_a_drug(m, turn.lex) or _covered(turn, m.subject):
+            continue
+        subject = _with_part(turn, m)
+        gone = cues.gone(answer.text) and not cues.improving(turn.text)
+        present = not (gone or cues.absent(answer.text))
+        turn.covered.add(subject)
+        turn.add(
+            ("symptom", subject, str(present)),
+            "symptom",
+            subject,
+            answer.text,
+            [turn.quote(answer.start, answer.end), turn.asked_quote(question)],
+            {
+                "present": present,
+                "gone": gone,
+                "details": cues.details(answer.text),
+                "canonical": m.canonical,
+                "condition_term": m.kind == "condition",
+                "via": "answer",
+            },
+        )
+
+
+def _with_part(turn: Turn, m: Mention) -> str:
+    """A bare complaint ("pain") with the body part asked about or named just before."""
+    if m.kind != "symptom" or len(words(m.subject)) != 1:
+        return m.subject
+    if not turn.lex.complaints.find(tokenize(m.subject)):
+        return m.subject
+    part = (turn.asked.body_part(turn.lex) if turn.asked else None) or turn.recent_part
+    return f"{singular(part)} {m.subject}" if part else m.subject
 
 
 def _med_answer(turn: Turn, answer: Sentence, pol: Polarity, question: Sentence) -> None:
@@ -202,8 +249,9 @@ def _topic(turn: Turn, pol: Polarity) -> Mention | None:
 
 
 def _finding(turn: Turn, question: Sentence) -> bool:
-    """The provider examines ("does that hurt?" while pressing) or reports a finding."""
-    return turn.examining or cues.reports_finding(question.text)
+    """The provider examines ("does that hurt?" while pressing), reports a finding or
+    advises ("try not to take any ibuprofen , okay ?")."""
+    return turn.examining or cues.clinicians_words(question.text)
 
 
 def _status(turn: Turn, pol: Polarity) -> list[Sentence]:

@@ -30,7 +30,7 @@ class Assertion:
 @cache
 def pipeline() -> Any:
     """The cached spaCy + medspaCy pipeline (about 2 s to build)."""
-    import medspacy  # type: ignore[import-untyped]
+    import medspacy
     import spacy
 
     nlp = medspacy.load(spacy.blank("en"), enable=["medspacy_context"])
@@ -38,6 +38,13 @@ def pipeline() -> Any:
         if name in nlp.pipe_names:
             nlp.remove_pipe(name)
     nlp.add_pipe("sentencizer", first=True)
+    from medspacy.context import ConTextRule
+
+    # "even if i'm just walking up my driveway , i find myself palpitating": concessive,
+    # what follows happens; ConText's "if" would make it hypothetical.
+    nlp.get_pipe("medspacy_context").add(
+        [ConTextRule("even if", "HYPOTHETICAL", direction="PSEUDO")]
+    )
     return nlp
 
 

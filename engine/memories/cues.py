@@ -37,8 +37,8 @@ _CHANGED_MIND = re.compile(r"\W*(?:\w+\W+){0,2}(?:yes|yeah|yep|i do(?!\s*(?:n'?t
 # "Gone" says the thing itself is over; "have n't had" / "no problems" only that it is
 # quiet now, which the guideline treats as control, not resolution.
 _GONE = re.compile(
-    r"\b(gone|go away|went away|goes away|no longer|any ?more|used to|resolved|cleared up"
-    r"|disappeared|have n't felt|haven't felt|have not felt)\b"
+    r"\b(gone(?! (?:down|up))|go away|went away|goes away|no longer|any ?more|used to|resolved"
+    r"|cleared up|disappeared|have n't felt|haven't felt|have not felt)\b"
 )
 _QUIET = re.compile(
     r"\b(have n't had|haven't had|have not had|not having"
@@ -56,7 +56,8 @@ _NUMBER = (
 )
 # What a reply about a condition the provider just named says about its state.
 _STATUS = re.compile(
-    r"\b(still|better|worse|improv\w*|good|well|great|fine|bad|gone|go away|went away"
+    r"\b(still|better|worse|improv\w*|good|well|great|fine|bad"
+    r"|(?:seems?|it's|is|was|doing|going|been|feels?|feeling) (?:okay|ok)|gone|go away|went away"
     r"|episodes?|flares?|attacks?|under control|controlled|all over the place|running|stable"
     r"|same|helping|ups and downs|good days|bad days|again|back|times?|" + _NUMBER + r")\b"
 )
@@ -197,11 +198,20 @@ _ONLY_WHEN = re.compile(
 _FINDING = re.compile(
     r"\b(?:on (?:your |the )?(?:physical )?exam(?:ination)?|physical exam|review of systems"
     r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)|your (?:x-ray|mri|ct|scan"
-    r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-ray|mri"
-    r"|scan|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
+    r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-rays?|mris?"
+    r"|scans?|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
     r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
     r"|(?:looking|look) at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?|images?"
     r"|scans?|echo\w*|ekg|numbers|report)?)\b"
+)
+# The provider advises or plans ("try not to take any ibuprofen , okay ?", "we'll get an
+# echo"): a "yup" to it acknowledges the plan, it says nothing of what the patient does.
+_PLAN = re.compile(
+    r"\b(?:i want you to|i'd like you to|i would like you to|try (?:not )?to|make sure"
+    r"|you should|you need to|we need to|we want to|we'd like to|we'll|we will|we're going to"
+    r"|we are going to|let's|go ahead and"
+    r"|i'm going to (?:have you|prescribe|order|start|refer|send|put|give|increase|decrease"
+    r"|switch|change|recommend)|i (?:would |'d )?recommend|recommend that)\b"
 )
 # The provider announces the physical examination ("let's do a quick physical exam", "let
 # me examine you") and, later, turns from it to results, assessment or plan.
@@ -232,9 +242,23 @@ def examining(text: str, before: bool) -> bool:
     return before and not _EXAM_ENDS.search(lowered)
 
 
-def reports_finding(text: str) -> bool:
-    """The provider's sentence reports an exam, test or review-of-systems finding."""
-    return bool(_FINDING.search(text.lower()))
+# A question asking how, when, where or what (not whether): "how's the pain now?", "so
+# when did the cough start?".
+_WH = re.compile(
+    _FILLER + r"(?:(?:now|then|and then|alright|all right)\W+)?(how|what|when|where|which)\b"
+)
+
+
+def asks_wh(question: str) -> bool:
+    """The question asks how, when, where or what rather than yes or no."""
+    return bool(_WH.match(question.lower().strip()))
+
+
+def clinicians_words(text: str) -> bool:
+    """The provider's sentence reports an exam, test or review-of-systems finding, or
+    advises or plans: a yes to it agrees with the clinician (GUIDELINE §2, not memories)."""
+    lowered = text.lower()
+    return bool(_FINDING.search(lowered) or _PLAN.search(lowered))
 
 
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:

@@ -7,6 +7,7 @@ entity when an ingredient matches, brand or generic ("Norvasc" / amlodipine), or
 description names the product ("scar gel") or its class ("blood pressure pill").
 """
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -92,6 +93,35 @@ def condition_views(facts: Iterable[Fact]) -> list[ConditionView]:
             text = " ".join([fact.label, *(c.display or "" for c in fact.codes)]).lower()
             views.append(ConditionView(fact, text, content_words(text)))
     return views
+
+
+# Where a condition label divides into the things it names ("Osteoarthritis of knee,
+# status post total knee replacement last year").
+_LABEL_BREAK = re.compile(
+    r"[,;:()/\[\]]|\s-\s|\b(?:of|with|without|due to|after|status post|s/p|on|in|for|and|or"
+    r"|from|since|last|ago|at|following|associated|secondary to|caused by|along|planned"
+    r"|scheduled|history)\b"
+)
+_TIME_WORDS = frozenset({"year", "years", "month", "months", "week", "weeks", "day", "days"})
+
+
+def record_phrases(views: Iterable[ConditionView]) -> list[tuple[str, str]]:
+    """What the record calls a patient's conditions, as the conversation may name them:
+    two- and three-word parts of each label that join a body part to what is wrong or
+    was done there ("knee replacement", "rotator cuff tear"), with the label's own words.
+    """
+    body = load_lexicon().body_part_words
+    out = []
+    for view in views:
+        for chunk in _LABEL_BREAK.split(view.fact.label.lower()):
+            tokens = [w for w in words(chunk) if w not in _TIME_WORDS]
+            for n in (3, 2):
+                for i in range(len(tokens) - n + 1):
+                    gram = tokens[i : i + n]
+                    named = [w for w in gram if w not in GENERIC and w not in body and len(w) > 2]
+                    if set(gram) & body and named and gram[-1] in named:
+                        out.append((" ".join(gram), " ".join(gram)))
+    return out
 
 
 def same_condition(subject: str, view: ConditionView) -> str | None:

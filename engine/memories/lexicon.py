@@ -83,7 +83,7 @@ def load_lexicon() -> Lexicon:
     prefs = tuple((kind, _index(p)) for kind, p in cues["preference_cues"].items())
     topics = tuple((kind, _index(p)) for kind, p in cues["preference_topics"].items())
     return Lexicon(
-        symptoms=PhraseIndex(symptom_items),
+        symptoms=PhraseIndex(symptom_items, stems=True),
         lay_terms=frozenset(words(lay) for lay in cues["lay_symptoms"]),
         conditions=PhraseIndex(cues["condition_terms"]),
         body_parts=_index(cues["body_parts"]),

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from engine.memories.drugs import find_in_tokens
 from engine.memories.lexicon import Lexicon
-from engine.memories.text import Token, tokenize
+from engine.memories.text import Token, stem, tokenize
 
 SYMPTOMISH = frozenset({"symptom", "condition", "body"})
 MEDS = frozenset({"drug", "mednoun"})
@@ -158,7 +158,8 @@ def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
         surface = " ".join(t.text for t in tokens[i:j])
         # "coughing" is said of a cough: the plain name when the words only inflect it
         plain = term.source == "lay" or (
-            " " not in term.canonical and surface.startswith(term.canonical)
+            " " not in term.canonical
+            and (surface.startswith(term.canonical) or stem(surface) == stem(term.canonical))
         )
         subject = term.canonical if plain else surface
         out.append(

@@ -5,11 +5,13 @@ the patient's reply only makes sense with it ("any swelling in your legs?" / "no
 `answers` for replies and `adherence` for medication-taking statements.
 """
 
+from dataclasses import replace
+
 from engine.memories import cues
 from engine.memories.adherence import read_adherence, specific
 from engine.memories.answers import read_answer, read_confirmation
 from engine.memories.cues import Polarity
-from engine.memories.entities import condition_views, medication_generics
+from engine.memories.entities import condition_views, medication_generics, record_phrases
 from engine.memories.exchange import Asked, Sentence, parse
 from engine.memories.extractor import Candidate, Extraction
 from engine.memories.lexicon import Lexicon, load_lexicon
@@ -29,7 +31,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.1.0"
+    version = "1.2.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -42,8 +44,9 @@ class OfflineExtractor:
 
     def candidates(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
         """The candidates of every patient and caregiver turn of `messages`."""
-        lex = load_lexicon()
         views = condition_views(facts)
+        lex = load_lexicon()
+        lex = replace(lex, conditions=lex.conditions.extended(record_phrases(views)))
         drugs = frozenset(
             i for f in facts if f.kind is FactKind.MEDICATION for i in medication_generics(f)
         )

@@ -5,6 +5,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+import snowballstemmer
+
 V = TypeVar("V")
 
 _TOKEN = re.compile(r"n't|[a-z0-9]+(?:'[a-z]+)?")
@@ -145,10 +147,29 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-class PhraseIndex(Generic[V]):
-    """Longest-first lookup of multi-word phrases in a token sequence."""
+# Word endings of the inflected and derived forms a stem may stand for: "palpitating" is
+# said of palpitations, "painful" of pain, "dizzy" of dizziness; "prostate" is not
+# prostatitis.
+_DERIVED = re.compile(r"(?:ing|ed|ful|y|ies|es)$")
+_STEMMER = snowballstemmer.stemmer("english")
+MIN_STEM = 4
 
-    def __init__(self, phrases: Mapping[str, V] | Iterable[tuple[str, V]]) -> None:
+
+def stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of one word: "palpitating" and "palpitations" → palpit."""
+    return str(_STEMMER.stemWord(word))
+
+
+class PhraseIndex(Generic[V]):
+    """Longest-first lookup of multi-word phrases in a token sequence.
+
+    With `stems`, a single word also finds the one-word phrase of its Snowball stem when
+    it is an inflected or derived form (`_DERIVED`) and no phrase matches it as it is.
+    """
+
+    def __init__(
+        self, phrases: Mapping[str, V] | Iterable[tuple[str, V]], stems: bool = False
+    ) -> None:
         items = phrases.items() if isinstance(phrases, Mapping) else phrases
         self._index: dict[tuple[str, ...], V] = {}
         for phrase, value in items:
@@ -156,6 +177,15 @@ class PhraseIndex(Generic[V]):
             if key:
                 self._index.setdefault(key, value)
         self._max = max((len(k) for k in self._index), default=0)
+        self._stems: dict[str, V] = {}
+        if stems:
+            for key, value in self._index.items():
+                if len(key) == 1 and len(root := stem(key[0])) >= MIN_STEM:
+                    self._stems.setdefault(root, value)
+
+    def extended(self, phrases: Iterable[tuple[str, V]]) -> "PhraseIndex[V]":
+        """This index with more phrases (its own win where both have one)."""
+        return PhraseIndex([*((" ".join(k), v) for k, v in self._index.items()), *phrases])
 
     def __contains__(self, phrase: str) -> bool:
         return words(phrase) in self._index
@@ -187,4 +217,10 @@ class PhraseIndex(Generic[V]):
                 singular = (*key[:-1], last[:-1])
                 if singular in self._index and plurals(singular):
                     return i + n, self._index[singular]
+        word = tokens[i].text
+        acting = i + 1 < len(tokens) and tokens[i + 1].text == "to"  # "forgetting to take"
+        if self._stems and _DERIVED.search(word) and not acting:
+            root = stem(word)
+            if root != word and root in self._stems:
+                return i + 1, self._stems[root]
         return None

@@ -1,0 +1,117 @@
+"""The offline extractor on how people word things: stems, wh-answers, the record's own
+names, concessive "even if", and a yes that only acknowledges the clinician's advice."""
+
+from engine.memories.context import assertions
+from engine.memories.entities import condition_views, record_phrases
+from engine.memories.relate import relate
+from engine.memories.text import PhraseIndex, tokenize
+from engine.models import MemoryType, RelationshipType
+from tests.unit.test_memories_answers import of_type, run
+from tests.unit.test_memories_builders import condition, medication
+
+BACK = condition("condition:snomed:161891005", "Chronic back pain", ref="Condition/back")
+KNEE = condition(
+    "condition:text:knee-oa",
+    "Osteoarthritis of knee, status post total knee replacement last year",
+    ref="Condition/knee",
+)
+AFIB = condition("condition:snomed:49436004", "Atrial fibrillation", ref="Condition/af")
+IBUPROFEN = medication("medication:rxnorm:5640", "Ibuprofen 200 mg oral tablet")
+
+
+def test_a_derived_word_finds_its_symptom_by_its_stem() -> None:
+    index = PhraseIndex([("palpitations", "palpitations"), ("prostatitis", "p")], stems=True)
+    found = index.find(tokenize("i find myself palpitating a lot"))
+    assert [value for _, _, value in found] == ["palpitations"]
+    assert index.find(tokenize("my prostate is enlarged")) == []  # not a derived form
+    assert PhraseIndex([("palpitations", "p")]).find(tokenize("palpitating")) == []
+
+
+def test_a_verb_form_before_to_is_an_action_not_a_symptom() -> None:
+    index = PhraseIndex([("forgetfulness", "forgetfulness")], stems=True)
+    assert index.find(tokenize("i keep forgetting to take it")) == []
+    assert len(index.find(tokenize("i keep forgetting things"))) == 1
+
+
+def test_a_derived_symptom_word_is_named_plainly() -> None:
+    memories = run(("patient", "i find myself palpitating a lot when i walk ."), facts=(AFIB,))
+    [palpitations] = of_type(memories, MemoryType.SYMPTOM)
+    assert palpitations.subject == "palpitations"
+
+
+def test_even_if_is_concessive_not_hypothetical() -> None:
+    text = "even if i'm just walking up my driveway , i find myself short of breath ."
+    start = text.index("short of breath")
+    [flags] = assertions(text, [(start, start + len("short of breath"))])
+    assert not flags.hypothetical
+    text = "if i get chest pain i will call you ."
+    [flags] = assertions(text, [(9, 19)])
+    assert flags.hypothetical
+
+
+def test_an_answer_to_how_the_symptom_is_is_about_it_with_the_part_named_before() -> None:
+    memories = run(
+        ("provider", "okay , so you're in for a follow up for your back pain ."),
+        ("patient", "yessir ."),
+        ("provider", "how's your pain now ?"),
+        ("patient", "manageable , i guess ."),
+        facts=(BACK,),
+    )
+    [pain] = of_type(memories, MemoryType.SYMPTOM)
+    assert pain.subject == "back pain" and pain.attributes["present"] is True
+    assert {e.quote for e in pain.evidence} == {"manageable , i guess .", "how's your pain now ?"}
+    [edge] = relate([pain], [BACK])
+    assert edge.type is RelationshipType.ENRICHES
+
+
+def test_a_wh_answer_that_names_its_own_subject_is_read_as_a_statement() -> None:
+    memories = run(
+        ("provider", "how's the pain in your back ?"),
+        ("patient", "it's mostly the headaches now ."),
+        facts=(BACK,),
+    )
+    assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["headache"]
+
+
+def test_the_record_names_what_the_conversation_calls_a_condition() -> None:
+    phrases = {p for p, _ in record_phrases(condition_views([KNEE, BACK]))}
+    assert {"knee replacement", "total knee replacement"} <= phrases
+    assert not any("year" in p for p in phrases)
+    memories = run(
+        (
+            "provider",
+            "how are you doing in terms of your knee replacement . i know you had that done "
+            "last year . that's going okay ?",
+        ),
+        ("patient", "mm , it seems okay . yeah ."),
+        facts=(KNEE,),
+    )
+    [knee] = of_type(memories, MemoryType.SYMPTOM)
+    assert knee.subject == "knee replacement" and knee.attributes["via"] == "topic"
+
+
+def test_a_yes_to_the_clinicians_advice_or_explanation_is_no_memory() -> None:
+    advice = run(
+        (
+            "provider",
+            "try not to take any ibuprofen and try to cut down on any alcohol intake , okay ?",
+        ),
+        ("patient", "yup , yup ."),
+        facts=(IBUPROFEN,),
+    )
+    assert advice == []
+    explained = run(
+        (
+            "provider",
+            "so the abdominal x-rays show a possible kidney stone , okay ?",
+        ),
+        ("patient", "okay ."),
+        facts=(condition("condition:text:kidney-stone", "Kidney stone"),),
+    )
+    assert explained == []
+    asked = run(
+        ("provider", "are you taking the ibuprofen ?"),
+        ("patient", "yup ."),
+        facts=(IBUPROFEN,),
+    )
+    assert [m.subject for m in asked] == ["ibuprofen"]
