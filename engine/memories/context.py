@@ -40,11 +40,27 @@ def pipeline() -> Any:
     nlp.add_pipe("sentencizer", first=True)
     from medspacy.context import ConTextRule
 
-    # "even if i'm just walking up my driveway , i find myself palpitating": concessive,
-    # what follows happens; ConText's "if" would make it hypothetical.
-    nlp.get_pipe("medspacy_context").add(
-        [ConTextRule("even if", "HYPOTHETICAL", direction="PSEUDO")]
+    # Speech recognition drops the full stops that end ConText's scopes. A new clause's
+    # subject ends a negation or a hypothetical ("if i'm on my feet for long i'll notice
+    # some swelling", "even if i'm just walking , i find myself palpitating": it happens;
+    # not the "i" of the if-clause itself), and a quantity said of what is there ends a
+    # negation ("no fever some chills").
+    clause = ConTextRule(
+        "a new clause",
+        "CLAUSE",
+        pattern=r"(?<!\bif )(?<!\bwhen )\bi\b",
+        direction="FORWARD",
+        allowed_types={"CLAUSE"},
     )
+    quantities = [
+        ConTextRule(literal, "QUANTITY", direction="FORWARD", allowed_types={"QUANTITY"})
+        for literal in ("some", "a little", "a bit", "a lot")
+    ]
+    ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
+    context = nlp.get_pipe("medspacy_context")
+    for rule in context.rules:
+        rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
+    context.add([clause, *quantities])
     return nlp
 
 

@@ -1,5 +1,5 @@
 """The offline extractor on how people word things: stems, wh-answers, the record's own
-names, concessive "even if", and a yes that only acknowledges the clinician's advice."""
+names, clauses without full stops, and a yes that only acknowledges the clinician's advice."""
 
 from engine.memories.context import assertions
 from engine.memories.entities import condition_views, record_phrases
@@ -37,16 +37,6 @@ def test_a_derived_symptom_word_is_named_plainly() -> None:
     memories = run(("patient", "i find myself palpitating a lot when i walk ."), facts=(AFIB,))
     [palpitations] = of_type(memories, MemoryType.SYMPTOM)
     assert palpitations.subject == "palpitations"
-
-
-def test_even_if_is_concessive_not_hypothetical() -> None:
-    text = "even if i'm just walking up my driveway , i find myself short of breath ."
-    start = text.index("short of breath")
-    [flags] = assertions(text, [(start, start + len("short of breath"))])
-    assert not flags.hypothetical
-    text = "if i get chest pain i will call you ."
-    [flags] = assertions(text, [(9, 19)])
-    assert flags.hypothetical
 
 
 def test_an_answer_to_how_the_symptom_is_is_about_it_with_the_part_named_before() -> None:
@@ -115,3 +105,26 @@ def test_a_yes_to_the_clinicians_advice_or_explanation_is_no_memory() -> None:
         facts=(IBUPROFEN,),
     )
     assert [m.subject for m in asked] == ["ibuprofen"]
+
+
+def _flags(text: str, *targets: str) -> list[tuple[bool, bool]]:
+    spans = [(text.index(t), text.index(t) + len(t)) for t in targets]
+    return [(a.negated, a.hypothetical) for a in assertions(text, spans)]
+
+
+def test_without_full_stops_a_new_clause_ends_a_negation_or_a_hypothetical() -> None:
+    said = "no fever some chills and i just ca n't eat and i do feel a little nauseous"
+    assert _flags(said, "fever", "chills", "nauseous") == [
+        (True, False),
+        (False, False),
+        (False, False),
+    ]
+    assert _flags("i do n't have any chest pain or cough", "chest pain", "cough") == [
+        (True, False),
+        (True, False),
+    ]
+    habit = "not if i'm on my feet for a long time i'll notice a little swelling"
+    assert _flags(habit, "swelling") == [(False, False)]
+    even = "even if i'm just walking up my driveway i find myself short of breath"
+    assert _flags(even, "short of breath") == [(False, False)]
+    assert _flags("if i get chest pain i will call you", "chest pain") == [(False, True)]
