@@ -23,8 +23,10 @@ from engine.models import Fact, FactKind, Message, Role
 SPEAKERS = frozenset({Role.PATIENT, Role.CAREGIVER})
 # "the medication" may point back to a drug named this many turns before.
 RECENT_TURNS = 3
-# A bare "it hurts" is about the body part named this many turns before, at most.
-PART_TURNS = 8
+_PART_DETERMINERS = frozenset(
+    {"my", "your", "his", "her", "their", "the", "this", "that", "both", "left", "right", "lower"}
+    | {"upper", "low", "mid", "middle", "inner", "outer", "other", "whole"}
+)
 
 
 class OfflineExtractor:
@@ -52,7 +54,7 @@ class OfflineExtractor:
         )
         out = Collector()
         seen: list[tuple[int, Mention]] = []  # medications named so far, by turn
-        parts: list[tuple[int, str]] = []  # body parts named so far, by turn
+        parts: list[str] = []  # body parts named so far
         examining = False
         for i, message in enumerate(messages):
             if message.role not in SPEAKERS:
@@ -62,14 +64,15 @@ class OfflineExtractor:
             asked = Asked.of(prev, lex) if prev else None
             if asked is not None:
                 seen += [(i - 1, m) for m in asked.named_meds()]
-                parts += [(i - 1, p) for p in _body_parts(prev.text if prev else "", lex)]
+                parts += _body_parts(prev.text if prev else "", lex)
             recent = [m for k, m in seen if k >= i - RECENT_TURNS]
             turn = Turn(message, parse(message.text, lex), asked, lex, views, out, drugs)
             turn.recent_med = recent[-1] if recent else None
-            turn.recent_part = next((p for k, p in reversed(parts) if k >= i - PART_TURNS), None)
+            # a bare "it hurts" is about the body part the conversation named last
+            turn.recent_part = parts[-1] if parts else None
             turn.examining = examining
             _read_turn(turn)
-            parts += [(i, p) for p in _body_parts(turn.text, lex)]
+            parts += _body_parts(turn.text, lex)
             seen += [
                 (i, m) for s in turn.parsed for m, _ in s.mentions if m.kind in MEDS and specific(m)
             ]
@@ -77,7 +80,14 @@ class OfflineExtractor:
 
 
 def _body_parts(text: str, lex: Lexicon) -> list[str]:
-    return [part for _, _, part in lex.body_parts.find(tokenize(text))]
+    """The body parts a turn talks about: named after a determiner or a side ("my knee",
+    "the left knee"), not "are you back on your skis"."""
+    tokens = tokenize(text)
+    return [
+        part
+        for i, _, part in lex.body_parts.find(tokens)
+        if i > 0 and tokens[i - 1].text in _PART_DETERMINERS
+    ]
 
 
 def _read_turn(turn: Turn) -> None:

@@ -128,3 +128,23 @@ def test_without_full_stops_a_new_clause_ends_a_negation_or_a_hypothetical() -> 
     even = "even if i'm just walking up my driveway i find myself short of breath"
     assert _flags(even, "short of breath") == [(False, False)]
     assert _flags("if i get chest pain i will call you", "chest pain") == [(False, True)]
+
+
+def test_a_bare_complaint_takes_the_body_part_the_conversation_named_last() -> None:
+    reconstruction = condition(
+        "condition:text:knee-reconstruction",
+        "Right knee ligament injury, status post reconstruction",
+        status="resolved",
+        ref="Condition/knee",
+    )
+    turns = [("patient", "i twisted my right knee skiing .")]
+    turns += [("provider", "are you back on your skis ?"), ("patient", "no , not yet .")] * 12
+    turns += [
+        ("provider", "have you noticed any swelling ?"),
+        ("patient", "yeah , i get a lot of swelling ."),
+    ]
+    memories = run(*turns, facts=(reconstruction,))
+    [swelling] = [m for m in of_type(memories, MemoryType.SYMPTOM) if "swelling" in m.subject]
+    assert swelling.subject == "knee swelling"
+    [edge] = relate([swelling], [reconstruction])
+    assert edge.type is RelationshipType.CONFLICTS  # ongoing symptoms of a resolved condition
