@@ -2,6 +2,7 @@
 names, clauses without full stops, and a yes that only acknowledges the clinician's advice."""
 
 from engine.memories.context import assertions
+from engine.memories.cues import Polarity, polarity
 from engine.memories.entities import condition_views, record_phrases
 from engine.memories.relate import relate
 from engine.memories.text import PhraseIndex, tokenize
@@ -148,3 +149,18 @@ def test_a_bare_complaint_takes_the_body_part_the_conversation_named_last() -> N
     assert swelling.subject == "knee swelling"
     [edge] = relate([swelling], [reconstruction])
     assert edge.type is RelationshipType.CONFLICTS  # ongoing symptoms of a resolved condition
+
+
+def test_an_answer_echoing_the_questions_verb_is_a_yes_or_a_no() -> None:
+    assert polarity("i think it is .") is Polarity.YES
+    assert polarity("they do , yeah .") is Polarity.YES
+    assert polarity("it does n't really help .") is Polarity.NO
+    assert polarity("it is what it is .") is Polarity.NONE
+    gabapentin = medication("medication:rxnorm:25480", "Gabapentin 300 mg oral capsule")
+    memories = run(
+        ("provider", "we've been giving you the gabapentin for that . is that helping the pain ?"),
+        ("patient", "i think it is ."),
+        facts=(gabapentin, BACK),
+    )
+    [taking] = of_type(memories, MemoryType.ADHERENCE)
+    assert taking.subject == "gabapentin" and taking.attributes["behavior"] == "as_prescribed"
