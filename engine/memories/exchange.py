@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from engine.memories import cues
 from engine.memories.context import Assertion, assertions
 from engine.memories.lexicon import Lexicon
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, find_mentions
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, find_mentions, find_parts
 from engine.memories.text import question_span, sentences, tokenize, words
 from engine.models import Message
 
@@ -177,7 +177,7 @@ class Asked:
     def body_part(self, lex: Lexicon) -> str | None:
         """The body part the last question is about ("how is that right arm doing?")."""
         for sentence in self._near_last():
-            parts = lex.body_parts.find(tokenize(sentence.text))
+            parts = find_parts(tokenize(sentence.text), lex)
             if parts:
                 return parts[-1][2]
         return None

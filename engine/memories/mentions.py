@@ -170,9 +170,30 @@ def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     return out
 
 
+# Words before a body part that make it one: "my knee", "the left knee".
+PART_DETERMINERS = frozenset(
+    {"my", "your", "his", "her", "their", "the", "this", "that", "both", "left", "right", "lower"}
+    | {"upper", "low", "mid", "middle", "inner", "outer", "other", "whole"}
+)
+_ADVERBIAL_AFTER = frozenset({"to", "in", "on", "from", "into", "home", "here", "there", "up"})
+
+
+def find_parts(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]:
+    """The body parts in `tokens`, without the adverbs that share their words: "get back
+    to the house", "back in april" (a preposition after, no determiner or side before)."""
+    out = []
+    for i, j, part in lex.body_parts.find(tokens):
+        after = tokens[j].text if j < len(tokens) else ""
+        before = tokens[i - 1].text if i > 0 else ""
+        if after in _ADVERBIAL_AFTER and before not in PART_DETERMINERS:
+            continue
+        out.append((i, j, part))
+    return out
+
+
 def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint."""
-    parts = lex.body_parts.find(tokens)
+    parts = find_parts(tokens, lex)
     complaints = lex.complaints.find(tokens)
     out = []
     for ci, cj, complaint in complaints:

@@ -15,7 +15,14 @@ from engine.memories.entities import condition_views, medication_generics, recor
 from engine.memories.exchange import Asked, Sentence, parse
 from engine.memories.extractor import Candidate, Extraction
 from engine.memories.lexicon import Lexicon, load_lexicon
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, singular
+from engine.memories.mentions import (
+    MEDS,
+    PART_DETERMINERS,
+    SYMPTOMISH,
+    Mention,
+    find_parts,
+    singular,
+)
 from engine.memories.text import tokenize, words
 from engine.memories.turn import Collector, Turn
 from engine.models import Fact, FactKind, Message, Role
@@ -23,10 +30,6 @@ from engine.models import Fact, FactKind, Message, Role
 SPEAKERS = frozenset({Role.PATIENT, Role.CAREGIVER})
 # "the medication" may point back to a drug named this many turns before.
 RECENT_TURNS = 3
-_PART_DETERMINERS = frozenset(
-    {"my", "your", "his", "her", "their", "the", "this", "that", "both", "left", "right", "lower"}
-    | {"upper", "low", "mid", "middle", "inner", "outer", "other", "whole"}
-)
 
 
 class OfflineExtractor:
@@ -85,8 +88,8 @@ def _body_parts(text: str, lex: Lexicon) -> list[str]:
     tokens = tokenize(text)
     return [
         part
-        for i, _, part in lex.body_parts.find(tokens)
-        if i > 0 and tokens[i - 1].text in _PART_DETERMINERS
+        for i, _, part in find_parts(tokens, lex)
+        if i > 0 and tokens[i - 1].text in PART_DETERMINERS
     ]
 
 
@@ -150,7 +153,7 @@ def _with_asked_part(turn: Turn, m: Mention) -> str:
     if not hits:
         return m.subject
     part = turn.asked.body_part(turn.lex) if turn.asked else None
-    said = turn.lex.body_parts.find(tokenize(turn.text[: m.start]))
+    said = find_parts(tokenize(turn.text[: m.start]), turn.lex)
     part = part or (said[-1][2] if said else None) or turn.recent_part
     return f"{singular(part)} {hits[0][2]}" if part else m.subject
 

@@ -4,6 +4,8 @@ names, clauses without full stops, and a yes that only acknowledges the clinicia
 from engine.memories.context import assertions
 from engine.memories.cues import Polarity, polarity
 from engine.memories.entities import condition_views, record_phrases
+from engine.memories.lexicon import load_lexicon
+from engine.memories.mentions import find_parts
 from engine.memories.relate import relate
 from engine.memories.text import PhraseIndex, tokenize
 from engine.models import MemoryType, RelationshipType
@@ -164,3 +166,14 @@ def test_an_answer_echoing_the_questions_verb_is_a_yes_or_a_no() -> None:
     )
     [taking] = of_type(memories, MemoryType.ADHERENCE)
     assert taking.subject == "gabapentin" and taking.attributes["behavior"] == "as_prescribed"
+
+
+def test_a_body_word_used_as_an_adverb_is_no_body_part() -> None:
+    lex = load_lexicon()
+
+    def parts(text: str) -> list[str]:
+        return [part for _, _, part in find_parts(tokenize(text), lex)]
+
+    assert parts("i was able to get back to the house but it was painful") == []
+    assert parts("my back in the morning is stiff") == ["back"]
+    assert parts("i have pain in my lower back") == ["lower back"]
