@@ -2,8 +2,8 @@
 
 Each full collection of CPython walks every container object alive. What is loaded once
 and kept (modules, pydantic schemas, the drug dictionary, the vocabularies, the spaCy
-pipeline) is never garbage, yet walking it took 11 ms a pass with the modules alone and
-280 ms with the drug dictionary's 300,000 lists and sets, in the middle of whichever read
+pipeline) is never garbage, yet walking it took 10-12 ms a pass with the modules alone
+and 280-350 ms with the drug dictionary's 300,000 lists and sets, inside whichever read
 allocated the object that set the pass off. Frozen, it is never walked again; a pass then
 costs what the live requests hold (bench.vfs, README "Benchmarks").
 """
