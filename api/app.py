@@ -19,6 +19,7 @@ from api.audit import AuditMiddleware
 from api.deps import authenticate
 from api.middleware import RequestContextMiddleware
 from api.ratelimit import RateLimiter
+from engine import lifelong
 from engine.settings import Settings, get_settings
 from engine.store import GraphStore, open_store
 
@@ -35,6 +36,7 @@ def create_app(store: GraphStore | None = None, settings: Settings | None = None
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if store is None:
             app.state.store = open_store((settings or get_settings()).store_url, wait=True)
+        lifelong.freeze()  # start-up is done: what it loaded stays for the app's life
         try:
             async with mcp_server.running(app):
                 yield

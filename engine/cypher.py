@@ -80,16 +80,18 @@ def schema() -> list[str]:
     ]
 
 
-def _node(var: str, label: Label, **keys: str) -> str:
-    """`(var:Label {org: $org, patient: $patient, key: expr...})`."""
+def node(var: str, label: Label, **keys: str) -> str:
+    """The pattern of one node of the patient by its key: `(var:Label {org: $org,
+    patient: $patient, key: expr...})`, the keys' values Cypher expressions."""
     props = ", ".join(
         f"{k}: {v}" for k, v in {"org": "$org", "patient": "$patient", **keys}.items()
     )
     return f"({var}:{label} {{{props}}})"
 
 
-def _scan(var: str, label: Label) -> str:
-    """`MATCH` every node of the label in scope, through its key index."""
+def scan(var: str, label: Label) -> str:
+    """`MATCH` every node of the label in scope, through its key index (extend the
+    `WHERE` with `AND ...`)."""
     rest = " ".join(f"AND {var}.{p} IS NOT NULL" for p in KEYS[label][2:])
     return f"MATCH ({var}:{label}) WHERE {var}.org = $org AND {var}.patient = $patient {rest}"
 
@@ -102,16 +104,16 @@ _ORPHAN = (
 # patients
 
 MERGE_PATIENT = (
-    f"MERGE {_node('p', Label.PATIENT)} ON CREATE SET p.data = $empty"
+    f"MERGE {node('p', Label.PATIENT)} ON CREATE SET p.data = $empty"
     f" SET p.data = coalesce($data, p.data) {LOCK.format('p')}"
 )
-LOCK_PATIENT = f"MATCH {_node('p', Label.PATIENT)} {LOCK.format('p')}"
-GET_PATIENT = f"MATCH {_node('p', Label.PATIENT)} RETURN p.data AS data"
+LOCK_PATIENT = f"MATCH {node('p', Label.PATIENT)} {LOCK.format('p')}"
+GET_PATIENT = f"MATCH {node('p', Label.PATIENT)} RETURN p.data AS data"
 SET_MEMORY_PAUSED = (
-    f"MATCH {_node('p', Label.PATIENT)} SET p.memory_paused = $paused RETURN count(p) AS found"
+    f"MATCH {node('p', Label.PATIENT)} SET p.memory_paused = $paused RETURN count(p) AS found"
 )
 MEMORY_PAUSED = (
-    f"MATCH {_node('p', Label.PATIENT)} RETURN coalesce(p.memory_paused, false) AS paused"
+    f"MATCH {node('p', Label.PATIENT)} RETURN coalesce(p.memory_paused, false) AS paused"
 )
 LIST_PATIENTS = (
     f"MATCH (p:{Label.PATIENT}) WHERE p.org = $org AND p.patient IS NOT NULL"
@@ -125,45 +127,45 @@ LIST_PATIENTS = (
 # order, and sees what the earlier parts wrote. `$refs` holds every ref a source may take:
 # its own and the one it is kept apart under (`engine.resolution.apart_ref`).
 BATCH_STATE = (
-    f"CALL () {{ {_scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
+    f"CALL () {{ {scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
     f" asserted: [(f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | [s.source_ref, a.claim]],"
     f" related: EXISTS {{ (:{Label.MEMORY})-[:{MEMORY_RELS}]->(f) }}}}) AS facts }}"
-    f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f" CALL () {{ UNWIND $refs AS ref MATCH {node('s', Label.SOURCE, source_ref='ref')}"
     " RETURN collect({ref: ref, data: s.data}) AS sources }"
     " RETURN facts, sources"
 )
 WRITE_SOURCES = (
     "CALL () { UNWIND $sources AS row"
-    f" MERGE {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    f" MERGE {node('s', Label.SOURCE, source_ref='row.source_ref')}"
     " SET s.content_hash = row.content_hash, s.last_updated = row.last_updated,"
     " s.data = row.data }"
-    f" CALL () {{ UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f" CALL () {{ UNWIND $refs AS ref MATCH {node('s', Label.SOURCE, source_ref='ref')}"
     f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a }}"
-    f" CALL () {{ UNWIND $removed AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f" CALL () {{ UNWIND $removed AS key MATCH {node('f', Label.FACT, fact_key='key')}"
     f" WHERE {_ORPHAN} DETACH DELETE f }}"
     " CALL () { UNWIND $claims AS row"
-    f" MATCH {_node('s', Label.SOURCE, source_ref='row.source_ref')}"
-    f" MERGE {_node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
+    f" MATCH {node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    f" MERGE {node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
     f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim }}"
 )
 # Retiring the sources a newer document version dropped: their facts go when no other
 # source asserts them and no memory bears on them.
 RETIRE_SOURCES = (
-    f"UNWIND $refs AS ref MATCH {_node('s', Label.SOURCE, source_ref='ref')}"
+    f"UNWIND $refs AS ref MATCH {node('s', Label.SOURCE, source_ref='ref')}"
     f" OPTIONAL MATCH (f:{Label.FACT})-[:{Rel.ASSERTED_BY}]->(s)"
     " WITH s, collect(f.fact_key) AS keys DETACH DELETE s RETURN keys"
 )
 DROP_ORPHANS = (
-    f"UNWIND $keys AS key MATCH {_node('f', Label.FACT, fact_key='key')}"
+    f"UNWIND $keys AS key MATCH {node('f', Label.FACT, fact_key='key')}"
     f" WHERE {_ORPHAN} DETACH DELETE f"
 )
 ASSERTED_CLAIMS = (
-    f"{_scan('f', Label.FACT)} OPTIONAL MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
+    f"{scan('f', Label.FACT)} OPTIONAL MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
     " RETURN f.fact_key AS key, s.source_ref AS ref, a.claim AS claim"
 )
 SET_CLAIMS = (
-    f"UNWIND $rows AS row MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
-    f"-[a:{Rel.ASSERTED_BY}]->{_node('s', Label.SOURCE, source_ref='row.source_ref')}"
+    f"UNWIND $rows AS row MATCH {node('f', Label.FACT, fact_key='row.fact_key')}"
+    f"-[a:{Rel.ASSERTED_BY}]->{node('s', Label.SOURCE, source_ref='row.source_ref')}"
     " SET a.claim = row.claim"
 )
 
@@ -171,8 +173,8 @@ SET_CLAIMS = (
 def _links(type: FactLinkType) -> str:
     return (
         f"CALL () {{ UNWIND $rows.{type.name} AS row"
-        f" MATCH {_node('a', Label.FACT, fact_key='row.from_key')}"
-        f" MATCH {_node('b', Label.FACT, fact_key='row.to_key')}"
+        f" MATCH {node('a', Label.FACT, fact_key='row.from_key')}"
+        f" MATCH {node('b', Label.FACT, fact_key='row.to_key')}"
         f" MERGE (a)-[:{type.name}]->(b) }}"
     )
 
@@ -184,12 +186,12 @@ _ASSERTIONS = (
     f"MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
     " RETURN f.fact_key AS fact_key, a.claim AS claim, s.data AS source"
 )
-LIST_ASSERTIONS = f"{_scan('f', Label.FACT)} AND ($kind IS NULL OR f.kind = $kind) {_ASSERTIONS}"
-FACT_ASSERTIONS = f"MATCH {_node('f', Label.FACT, fact_key='$fact_key')} {_ASSERTIONS}"
+LIST_ASSERTIONS = f"{scan('f', Label.FACT)} AND ($kind IS NULL OR f.kind = $kind) {_ASSERTIONS}"
+FACT_ASSERTIONS = f"MATCH {node('f', Label.FACT, fact_key='$fact_key')} {_ASSERTIONS}"
 
 
 LIST_LINKS = (
-    f"{_scan('a', Label.FACT)} MATCH (a)-[r:{LINK_RELS}]->(b:{Label.FACT})"
+    f"{scan('a', Label.FACT)} MATCH (a)-[r:{LINK_RELS}]->(b:{Label.FACT})"
     " RETURN a.fact_key AS from_key, b.fact_key AS to_key, type(r) AS type"
 )
 
@@ -197,31 +199,31 @@ LIST_LINKS = (
 
 _SESSION = "s {.session_id, .status, .processed_through, .created_at} AS session"
 CREATE_SESSION = (
-    f"CREATE {_node('s', Label.SESSION, session_id='$session_id')}"
+    f"CREATE {node('s', Label.SESSION, session_id='$session_id')}"
     " SET s.status = $status, s.processed_through = $processed_through,"
     " s.created_at = $created_at"
 )
-GET_SESSION = f"MATCH {_node('s', Label.SESSION, session_id='$session_id')} RETURN {_SESSION}"
-LIST_SESSIONS = f"{_scan('s', Label.SESSION)} RETURN {_SESSION}"
+GET_SESSION = f"MATCH {node('s', Label.SESSION, session_id='$session_id')} RETURN {_SESSION}"
+LIST_SESSIONS = f"{scan('s', Label.SESSION)} RETURN {_SESSION}"
 CLOSE_SESSION = (
-    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')}"
+    f"MATCH {node('s', Label.SESSION, session_id='$session_id')}"
     f" SET s.status = $status RETURN {_SESSION}"
 )
 LOCK_SESSION = (
-    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')} {LOCK.format('s')}"
+    f"MATCH {node('s', Label.SESSION, session_id='$session_id')} {LOCK.format('s')}"
     " RETURN count(s) AS found"
 )
 # The last seq comes from the key index, not from PART_OF edges: a message created by any
 # writer counts, so a seq that is taken is never handed out again.
 SESSION_TAIL = (
-    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')}"
+    f"MATCH {node('s', Label.SESSION, session_id='$session_id')}"
     f" OPTIONAL MATCH (m:{Label.MESSAGE}) WHERE m.org = $org AND m.patient = $patient"
     " AND m.session_id = $session_id AND m.seq IS NOT NULL"
     " RETURN s.status AS status, coalesce(max(m.seq), 0) AS last"
 )
 APPEND_MESSAGES = (
-    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')} UNWIND $rows AS row"
-    f" CREATE {_node('m', Label.MESSAGE, session_id='$session_id', seq='row.seq')}"
+    f"MATCH {node('s', Label.SESSION, session_id='$session_id')} UNWIND $rows AS row"
+    f" CREATE {node('m', Label.MESSAGE, session_id='$session_id', seq='row.seq')}"
     f"-[:{Rel.PART_OF}]->(s) SET m.role = row.role, m.text = row.text,"
     " m.timestamp = row.timestamp"
 )
@@ -231,26 +233,24 @@ LIST_MESSAGES = (
     " RETURN m {.session_id, .seq, .role, .text, .timestamp} AS message ORDER BY m.seq"
 )
 MOVE_WATERMARK = (
-    f"MATCH {_node('s', Label.SESSION, session_id='$session_id')}"
+    f"MATCH {node('s', Label.SESSION, session_id='$session_id')}"
     " WHERE s.processed_through = $expected SET s.processed_through = $new"
     " RETURN count(s) AS moved"
 )
 
 # memories and relationships
 
-EXISTING_SESSIONS = (
-    f"UNWIND $ids AS id MATCH {_node('s', Label.SESSION, session_id='id')} RETURN id"
-)
-EXISTING_MEMORIES = f"UNWIND $ids AS id MATCH {_node('m', Label.MEMORY, memory_id='id')} RETURN id"
+EXISTING_SESSIONS = f"UNWIND $ids AS id MATCH {node('s', Label.SESSION, session_id='id')} RETURN id"
+EXISTING_MEMORIES = f"UNWIND $ids AS id MATCH {node('m', Label.MEMORY, memory_id='id')} RETURN id"
 CREATE_MEMORIES = (
-    f"UNWIND $rows AS row MATCH {_node('s', Label.SESSION, session_id='row.session_id')}"
-    f" CREATE {_node('m', Label.MEMORY, memory_id='row.memory_id')}-[:{Rel.FROM}]->(s)"
+    f"UNWIND $rows AS row MATCH {node('s', Label.SESSION, session_id='row.session_id')}"
+    f" CREATE {node('m', Label.MEMORY, memory_id='row.memory_id')}-[:{Rel.FROM}]->(s)"
     " SET m.session_id = row.session_id, m.type = row.type, m.created_at = row.created_at,"
     " m.data = row.data"
 )
 RELATABLE = (
-    f"UNWIND $rows AS row OPTIONAL MATCH {_node('m', Label.MEMORY, memory_id='row.memory_id')}"
-    f" OPTIONAL MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
+    f"UNWIND $rows AS row OPTIONAL MATCH {node('m', Label.MEMORY, memory_id='row.memory_id')}"
+    f" OPTIONAL MATCH {node('f', Label.FACT, fact_key='row.fact_key')}"
     " RETURN row.i AS i,"
     f" m IS NOT NULL AND f IS NOT NULL AND NOT EXISTS {{ (m)-[:{MEMORY_RELS}]->(f) }} AS ok"
 )
@@ -259,8 +259,8 @@ RELATABLE = (
 def relate(type: RelationshipType) -> str:
     """Creates memory-to-fact relationships of one type."""
     return (
-        f"UNWIND $rows AS row MATCH {_node('m', Label.MEMORY, memory_id='row.memory_id')}"
-        f" MATCH {_node('f', Label.FACT, fact_key='row.fact_key')}"
+        f"UNWIND $rows AS row MATCH {node('m', Label.MEMORY, memory_id='row.memory_id')}"
+        f" MATCH {node('f', Label.FACT, fact_key='row.fact_key')}"
         f" CREATE (m)-[r:{type.name}]->(f) SET r.rationale = row.rationale,"
         " r.confidence = row.confidence, r.method = row.method, r.data = row.data"
     )
@@ -269,23 +269,23 @@ def relate(type: RelationshipType) -> str:
 RELATES = {t: relate(t) for t in RelationshipType}
 _MEMORY = "m.data AS data, m.created_at AS created_at, m.memory_id AS memory_id"
 LIST_MEMORIES = (
-    f"{_scan('m', Label.MEMORY)} AND ($type IS NULL OR m.type = $type) RETURN {_MEMORY},"
+    f"{scan('m', Label.MEMORY)} AND ($type IS NULL OR m.type = $type) RETURN {_MEMORY},"
     f" [(m)-[r:{MEMORY_RELS}]->(f:{Label.FACT}) | [f.fact_key, r.data]] AS relationships,"
     f" [(v:{Label.REVIEW})-[:{Rel.REVIEWS}]->(m) | v.data] AS reviews"
 )
-GET_MEMORY = f"MATCH {_node('m', Label.MEMORY, memory_id='$memory_id')} RETURN m.data AS data"
+GET_MEMORY = f"MATCH {node('m', Label.MEMORY, memory_id='$memory_id')} RETURN m.data AS data"
 
 # reviews
 
-GET_REVIEW = f"MATCH {_node('v', Label.REVIEW, review_id='$review_id')} RETURN v.review_id AS id"
+GET_REVIEW = f"MATCH {node('v', Label.REVIEW, review_id='$review_id')} RETURN v.review_id AS id"
 CREATE_REVIEW = (
-    f"MATCH {_node('m', Label.MEMORY, memory_id='$memory_id')}"
-    f" CREATE {_node('v', Label.REVIEW, review_id='$review_id')}-[:{Rel.REVIEWS}]->(m)"
+    f"MATCH {node('m', Label.MEMORY, memory_id='$memory_id')}"
+    f" CREATE {node('v', Label.REVIEW, review_id='$review_id')}-[:{Rel.REVIEWS}]->(m)"
     " SET v.memory_id = $memory_id, v.created_at = $created_at, v.data = $data"
     " RETURN count(v) AS created"
 )
 LIST_REVIEWS = (
-    f"MATCH (v:{Label.REVIEW})-[:{Rel.REVIEWS}]->{_node('m', Label.MEMORY, memory_id='$memory_id')}"
+    f"MATCH (v:{Label.REVIEW})-[:{Rel.REVIEWS}]->{node('m', Label.MEMORY, memory_id='$memory_id')}"
     " RETURN v.data AS data"
 )
 
@@ -294,7 +294,7 @@ LIST_REVIEWS = (
 
 def erase(label: Label) -> str:
     """Detach-deletes up to `$limit` nodes of one label in scope."""
-    return f"{_scan('n', label)} WITH n LIMIT $limit DETACH DELETE n"
+    return f"{scan('n', label)} WITH n LIMIT $limit DETACH DELETE n"
 
 
 ERASE = {label: erase(label) for label in ERASE_ORDER}
@@ -305,7 +305,7 @@ ANONYMISE_AUDIT = f"{_AUDIT_OF_PATIENT} WITH e LIMIT $limit SET e.patient = $era
 COUNT_ITEMS = " UNION ALL ".join(
     [
         *(
-            f"{_scan('n', label)} RETURN count(n) + sum(COUNT {{ (n)-->() }}) AS items"
+            f"{scan('n', label)} RETURN count(n) + sum(COUNT {{ (n)-->() }}) AS items"
             for label in ERASE_ORDER
         ),
         f"{_AUDIT_OF_PATIENT} RETURN count(e) AS items",

@@ -8,25 +8,25 @@ need are left out of the statement, so a view pays for nothing else. Values are 
 
 from functools import cache
 
-from engine.cypher import LINK_RELS, MEMORY_RELS, Label, Rel, _node, _scan
+from engine.cypher import LINK_RELS, MEMORY_RELS, Label, Rel, node, scan
 
 _FACTS = (
-    f"COLLECT {{ {_scan('f', Label.FACT)} AND f.kind IN $kinds"
+    f"COLLECT {{ {scan('f', Label.FACT)} AND f.kind IN $kinds"
     f" MATCH (f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE})"
     " RETURN {fact_key: f.fact_key, claim: a.claim, source: s.data} } AS assertions"
 )
 _LINKS = (
-    f"COLLECT {{ {_scan('a', Label.FACT)} MATCH (a)-[r:{LINK_RELS}]->(b:{Label.FACT})"
+    f"COLLECT {{ {scan('a', Label.FACT)} MATCH (a)-[r:{LINK_RELS}]->(b:{Label.FACT})"
     " RETURN {from_key: a.fact_key, to_key: b.fact_key, type: type(r)} } AS links"
 )
 _MEMORIES = (
-    f"COLLECT {{ {_scan('m', Label.MEMORY)} RETURN"
+    f"COLLECT {{ {scan('m', Label.MEMORY)} RETURN"
     " {data: m.data, created_at: m.created_at, memory_id: m.memory_id,"
     f" relationships: [(m)-[r:{MEMORY_RELS}]->(f:{Label.FACT}) | [f.fact_key, r.data]],"
     f" reviews: [(v:{Label.REVIEW})-[:{Rel.REVIEWS}]->(m) | v.data]}} }} AS memories"
 )
 _SESSIONS = (
-    f"COLLECT {{ {_scan('s', Label.SESSION)}"
+    f"COLLECT {{ {scan('s', Label.SESSION)}"
     " RETURN s {.session_id, .status, .processed_through, .created_at} } AS sessions"
 )
 
@@ -36,4 +36,4 @@ def view(facts: bool, links: bool, memories: bool, sessions: bool) -> str:
     """`MATCH` the patient and `RETURN` its data with the parts asked for."""
     wanted = ((_FACTS, facts), (_LINKS, links), (_MEMORIES, memories), (_SESSIONS, sessions))
     parts = ["p.data AS data", *(part for part, asked in wanted if asked)]
-    return f"MATCH {_node('p', Label.PATIENT)} RETURN " + ", ".join(parts)
+    return f"MATCH {node('p', Label.PATIENT)} RETURN " + ", ".join(parts)

@@ -126,13 +126,20 @@ SELECT event_id, org, patient, time, actor, action, outcome, correlation_id FROM
 WHERE org = ? AND (? IS NULL OR patient = ?) ORDER BY time DESC, event_id LIMIT ?
 """
 
+# Facts first, in key order (the primary key's, so no sort), then each one's claims and
+# sources. CROSS JOIN fixes that order: left to choose, SQLite starts from all the patient's
+# assertions and looks up every one's source and fact before the kind filter drops most.
 SELECT_ASSERTIONS = """
 SELECT f.fact_key, a.claim, s.data AS source
 FROM facts f
-JOIN assertions a ON a.org = f.org AND a.patient = f.patient AND a.fact_key = f.fact_key
-JOIN sources s ON s.org = a.org AND s.patient = a.patient AND s.source_ref = a.source_ref
+CROSS JOIN assertions a ON a.org = f.org AND a.patient = f.patient AND a.fact_key = f.fact_key
+CROSS JOIN sources s ON s.org = a.org AND s.patient = a.patient AND s.source_ref = a.source_ref
 WHERE f.org = ? AND f.patient = ?
 """
+# The kinds are one JSON array parameter, so the statement is the same for any of them.
+SELECT_KINDS = (
+    SELECT_ASSERTIONS + "AND f.kind IN (SELECT value FROM json_each(?)) ORDER BY f.fact_key"
+)
 
 INSERT_REVIEW = "INSERT INTO memory_reviews VALUES (?, ?, ?, ?, ?, ?)"
 # Oldest first; `? IS NULL` selects every memory's reviews at once.

@@ -1,8 +1,9 @@
 """The embedded GraphStore: one SQLite file, WAL, foreign keys, one transaction per batch."""
 
+import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from engine.models import (
 )
 from engine.resolution import resolve
 from engine.sqlite_write import load_session, session_from_row
-from engine.store import PatientView, ViewRequest, compose_view
+from engine.store import PatientView, ViewRequest
 
 
 class SqliteStore:
@@ -188,11 +189,16 @@ class SqliteStore:
         status: str | None = None,
         as_of: AsOf = None,
     ) -> list[Fact]:
-        sql = sqlite_schema.SELECT_ASSERTIONS + " AND (? IS NULL OR f.kind = ?) ORDER BY f.fact_key"
-        kind_value = kind.value if kind else None
-        rows = self._db().execute(sql, (scope.org, scope.patient, kind_value, kind_value))
-        facts = _resolve_rows(rows, as_of)
+        facts = self._facts(scope, {kind} if kind else set(FactKind), as_of)
         return [f for f in facts if status is None or f.status == status]
+
+    def _facts(self, scope: Scope, kinds: Iterable[FactKind], as_of: AsOf) -> list[Fact]:
+        """The merged facts of some kinds, sorted by key, in one query."""
+        kinds_json = json.dumps(sorted(kind.value for kind in kinds))
+        rows = self._db().execute(
+            sqlite_schema.SELECT_KINDS, (scope.org, scope.patient, kinds_json)
+        )
+        return _resolve_rows(rows, as_of)
 
     def get_fact(self, scope: Scope, fact_key: str, as_of: AsOf = None) -> Fact:
         sql = sqlite_schema.SELECT_ASSERTIONS + " AND f.fact_key = ?"
@@ -203,11 +209,22 @@ class SqliteStore:
         return facts[0]
 
     def read_view(self, scope: Scope, request: ViewRequest, as_of: AsOf = None) -> PatientView:
-        """The reads of `compose_view` inside one read transaction, so one snapshot."""
+        """The reads of `compose_view` inside one read transaction, so one snapshot, with
+        the facts of every kind asked for in one query."""
         db = self._db()
         db.execute("BEGIN")
         try:
-            return compose_view(self, scope, request, as_of)
+            patient = self.get_patient(scope)
+            facts: dict[FactKind, list[Fact]] = {kind: [] for kind in request.kinds}
+            for fact in self._facts(scope, request.kinds, as_of) if request.kinds else ():
+                facts[fact.kind].append(fact)
+            return PatientView(
+                patient=patient,
+                facts=facts,
+                links=self.list_fact_links(scope) if request.links else None,
+                memories=self.list_memories(scope, as_of=as_of) if request.memories else None,
+                sessions=self.list_sessions(scope, as_of=as_of) if request.sessions else None,
+            )
         finally:
             db.execute("COMMIT")
 

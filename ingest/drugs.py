@@ -7,27 +7,17 @@ RxNorm or NDC never need it.
 """
 
 import re
-from collections.abc import Callable, Sequence
-from functools import cache, lru_cache
-from typing import Any
+from functools import lru_cache
+
+from engine.memories.drugs import finder
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-
-FindDrugs = Callable[[Sequence[str]], list[tuple[dict[str, Any], int, int]]]
-
-
-@cache
-def _finder() -> FindDrugs:
-    from drug_named_entity_recognition import find_drugs  # type: ignore[import-untyped]
-
-    finder: FindDrugs = find_drugs
-    return finder
 
 
 def preload() -> None:
     """Loads the dictionary now: processes forked afterwards share it instead of each
     loading its own."""
-    _finder()
+    finder()
 
 
 @lru_cache(maxsize=8192)
@@ -47,6 +37,6 @@ def generic_names(text: str) -> tuple[str, ...]:
     tokens = _TOKEN.findall(text)
     if not tokens:
         return ()
-    matches = _finder()(tokens)
+    matches = finder()(tokens)
     names = {str(data.get("name") or "").lower() for data, *_ in matches}
     return tuple(sorted(name for name in names if name))

@@ -10,8 +10,9 @@ entities and ConText assigns their modifiers.
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
+
+from engine.lifelong import lifelong
 
 _SPLIT_NOT = re.compile(r"(\w) n't\b")
 
@@ -27,7 +28,7 @@ class Assertion:
     uncertain: bool = False
 
 
-@cache
+@lifelong
 def pipeline() -> Any:
     """The cached spaCy + medspaCy pipeline (about 2 s to build)."""
     import medspacy

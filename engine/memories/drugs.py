@@ -6,8 +6,10 @@ up offline; loading it takes a few seconds, so it happens once per process on fi
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
+
+from engine.lifelong import lifelong
 
 FindDrugs = Callable[[Sequence[str]], list[tuple[dict[str, Any], int, int]]]
 
@@ -54,8 +56,9 @@ _NOT_DRUGS = frozenset(
 )
 
 
-@cache
-def _finder() -> FindDrugs:
+@lifelong
+def finder() -> FindDrugs:
+    """The dictionary's `find_drugs`, loaded on first use."""
     from drug_named_entity_recognition import find_drugs  # type: ignore[import-untyped]
 
     finder: FindDrugs = find_drugs
@@ -147,7 +150,7 @@ def _generic_of(name: str, entry: dict[str, Any]) -> str:
 def _entry(text: str) -> dict[str, Any] | None:
     """The dictionary entry that `text`, as a whole, names."""
     tokens = _WORD.findall(text)
-    for data, start, end in _finder()(tokens) if tokens else ():
+    for data, start, end in finder()(tokens) if tokens else ():
         if (start, end) == (0, len(tokens)):
             return data
     return None
@@ -158,7 +161,7 @@ def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
     if not tokens:
         return []
     found: list[tuple[int, int, str]] = []
-    for data, start, end in _finder()(list(tokens)):
+    for data, start, end in finder()(list(tokens)):
         matched = str(data.get("matching_string", "")).lower()
         if matched in _NOT_DRUGS or len(matched) < 4:
             continue

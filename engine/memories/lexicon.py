@@ -8,10 +8,10 @@ manifestation table, the words of a question that only asks how things are).
 
 import json
 from dataclasses import dataclass
-from functools import cache
 from importlib import resources
 from typing import Any
 
+from engine.lifelong import lifelong
 from engine.memories.text import PhraseIndex, words
 
 
@@ -59,7 +59,7 @@ def _index(phrases: list[str]) -> PhraseIndex[str]:
     return PhraseIndex((p, p) for p in phrases)
 
 
-@cache
+@lifelong
 def load_lexicon() -> Lexicon:
     """The shipped vocabularies (cached: the symptom file holds ~24,000 terms)."""
     generated = _read("symptoms.json")["terms"]
