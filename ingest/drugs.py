@@ -6,6 +6,7 @@ dictionary (about 2-3 s), so it is imported on first use only: medications coded
 RxNorm or NDC never need it.
 """
 
+import gc
 import re
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
@@ -20,6 +21,9 @@ FindDrugs = Callable[[Sequence[str]], list[tuple[dict[str, Any], int, int]]]
 def _finder() -> FindDrugs:
     from drug_named_entity_recognition import find_drugs  # type: ignore[import-untyped]
 
+    # The dictionary is some 300,000 objects that live as long as the process: frozen, the
+    # collector's full passes stop traversing them (they were a tenth of a bulk ingest).
+    gc.freeze()
     finder: FindDrugs = find_drugs
     return finder
 
