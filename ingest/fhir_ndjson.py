@@ -5,15 +5,21 @@ Medications (small, needed to resolve `Medication/id`) and the fact key of each 
 (so that `reasonReference` becomes a PRESCRIBED_FOR link). Patients are read first,
 then Medications, then Conditions, then everything else: in a folder by file name
 (`<Type>.*.ndjson[.gz]`), in a single stream by one pass per type.
+
+Given a process pool, the reader has its processes validate the lines (JSON parse and
+fhir.resources validation, which need none of the reader's state) a few chunks ahead,
+while it maps them here, in order, with that state: the records and problems are the same,
+in the same order, as without the pool.
 """
 
 import gzip
 import io
 import json
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -36,7 +42,14 @@ from ingest.records import Problem, Record
 
 FIRST = ("Patient", "Medication", "Condition")
 _FILE = re.compile(r"^([A-Z][A-Za-z]+)(\..*)?\.ndjson(\.gz)?$")
+# Lines per chunk handed to the pool, and chunks in flight: enough to keep its processes
+# busy while this one maps, and a bound on what is held.
+CHUNK_LINES = 128
+AHEAD = 8
 Opener = Callable[[], IO[bytes]]
+Only = tuple[str, re.Pattern[bytes] | None, set[int]]
+Lines = list[tuple[int, bytes]]
+Check = Callable[[Json, Where], Problem | None]
 
 
 def read_fhir_ndjson(
@@ -44,6 +57,7 @@ def read_fhir_ndjson(
     label: str,
     patient_key: str | None = None,
     skipped: Counter[str] | None = None,
+    pool: Pool | None = None,
 ) -> Iterator[Record | Problem]:
     """Reads a Bulk Data export folder, or one `.ndjson` / `.ndjson.gz` file, lazily.
 
@@ -56,6 +70,7 @@ def read_fhir_ndjson(
         label: the source label; problems name `label/<file name>` for a folder.
         patient_key: `None`/"id" for the FHIR Patient id, or "identifier:SYSTEM".
         skipped: if given, counts the resources of types that are not mapped.
+        pool: if given, its processes validate the lines ahead of the mapping.
 
     Returns:
         An iterator of one Record per usable resource and one Problem per bad one.
@@ -63,7 +78,7 @@ def read_fhir_ndjson(
     Raises:
         InvalidInput: the patient_key is malformed (raised at once).
     """
-    reader = _NdjsonReader(label, Identity(patient_key), skipped)
+    reader = _NdjsonReader(label, Identity(patient_key), skipped, pool)
     root = Path(path)
     if not root.is_dir():
         return reader.read_mixed(label, lambda: _open(root))
@@ -128,8 +143,14 @@ def _open(path: Path) -> IO[bytes]:
 
 
 class _NdjsonReader:
-    def __init__(self, label: str, identity: Identity, skipped: Counter[str] | None) -> None:
-        self.label, self.identity, self.skipped = label, identity, skipped
+    def __init__(
+        self,
+        label: str,
+        identity: Identity,
+        skipped: Counter[str] | None,
+        pool: Pool | None = None,
+    ) -> None:
+        self.label, self.identity, self.skipped, self.pool = label, identity, skipped, pool
         self.medications: dict[str, Json] = {}
         self.conditions: dict[str, str] = {}
 
@@ -150,9 +171,7 @@ class _NdjsonReader:
             yield from self._stream(name, opener, (rtype, pattern, done))
         yield from self._stream(name, opener, ("", None, done))
 
-    def _stream(
-        self, name: str, opener: Opener, only: tuple[str, re.Pattern[bytes] | None, set[int]] | None
-    ) -> Iterator[Item]:
+    def _stream(self, name: str, opener: Opener, only: Only | None) -> Iterator[Item]:
         try:
             stream = opener()
         except OSError as exc:
@@ -164,19 +183,8 @@ class _NdjsonReader:
             except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
                 yield from stop(Where(file=name), f"cannot read file: {exc}")
 
-    def _lines(
-        self,
-        name: str,
-        stream: IO[bytes],
-        only: tuple[str, re.Pattern[bytes] | None, set[int]] | None,
-    ) -> Iterator[Item]:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            if only is not None:
-                rtype, pattern, done = only
-                if number in done or (pattern is not None and not pattern.search(line)):
-                    continue
+    def _lines(self, name: str, stream: IO[bytes], only: Only | None) -> Iterator[Item]:
+        for number, line, check in self._checked(name, _selected(stream, only)):
             where = Where(file=name, line=number)
             try:
                 res = json.loads(line)
@@ -189,15 +197,43 @@ class _NdjsonReader:
                 if resource_type(res) != only[0]:
                     continue
                 only[2].add(number)
-            yield from self._resource(res, where)
+            yield from self._resource(res, where, check)
 
-    def _resource(self, res: Any, where: Where) -> Iterator[Item]:
+    def _checked(
+        self, name: str, lines: Iterator[tuple[int, bytes]]
+    ) -> Iterator[tuple[int, bytes, Check]]:
+        """The lines, each with how to validate it: here, or as the pool already did."""
+        if self.pool is None:
+            yield from ((number, line, validate) for number, line in lines)
+            return
+        chunks = _chunks(lines)
+        ahead: deque[tuple[Lines, AsyncResult[dict[int, Problem]]]] = deque()
+        failure: OSError | EOFError | None = None
+        while True:
+            while failure is None and len(ahead) < AHEAD:
+                try:
+                    chunk = next(chunks)
+                except StopIteration:
+                    break
+                except (OSError, EOFError) as exc:  # a corrupt .gz: the lines before it count
+                    failure = exc
+                    break
+                ahead.append((chunk, self.pool.apply_async(_validate_lines, (name, chunk))))
+            if not ahead:
+                break
+            chunk, result = ahead.popleft()
+            check = partial(_validated, result.get())
+            yield from ((number, line, check) for number, line in chunk)
+        if failure is not None:
+            raise failure
+
+    def _resource(self, res: Any, where: Where, check: Check) -> Iterator[Item]:
         rtype = resource_type(res)
         if rtype is None:
             yield where.problem(None, "not a FHIR resource: no resourceType")
             return
         if rtype == "Medication":
-            problem = validate(res, where)
+            problem = check(res, where)
             if problem is not None:
                 yield problem
             elif isinstance(res.get("id"), str):
@@ -206,7 +242,7 @@ class _NdjsonReader:
         if not is_mapped(rtype):
             count(self.skipped, rtype)
             return
-        problem = validate(res, where)
+        problem = check(res, where)
         if problem is not None:
             yield problem
         elif rtype == "Patient":
@@ -230,3 +266,53 @@ class _NdjsonReader:
         """The fact key of a Condition read earlier in the export."""
         text = obj(reference).get("reference")
         return self.conditions.get(type_id(text) or "") if isinstance(text, str) else None
+
+
+def _selected(stream: IO[bytes], only: Only | None) -> Iterator[tuple[int, bytes]]:
+    """The numbered lines of a stream that a pass reads: not blank, not read before, and
+    (in a pass for one type) mentioning that type."""
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        if only is not None:
+            _, pattern, done = only
+            if number in done or (pattern is not None and not pattern.search(line)):
+                continue
+        yield number, line
+
+
+def _chunks(lines: Iterator[tuple[int, bytes]]) -> Iterator[Lines]:
+    """The lines in chunks of `CHUNK_LINES`; a read error comes after the lines before it."""
+    chunk: Lines = []
+    try:
+        for item in lines:
+            chunk.append(item)
+            if len(chunk) == CHUNK_LINES:
+                yield chunk
+                chunk = []
+    except (OSError, EOFError):
+        if chunk:
+            yield chunk
+        raise
+    if chunk:
+        yield chunk
+
+
+def _validate_lines(name: str, lines: Lines) -> dict[int, Problem]:
+    """In a pool process: the problems of the lines that `_resource` validates, by line."""
+    problems = {}
+    for number, line in lines:
+        try:
+            res = json.loads(line)
+        except ValueError:
+            continue  # the reader reports it as it parses the line itself
+        rtype = resource_type(res)
+        if rtype is not None and (rtype == "Medication" or is_mapped(rtype)):
+            problem = validate(res, Where(file=name, line=number))
+            if problem is not None:
+                problems[number] = problem
+    return problems
+
+
+def _validated(problems: dict[int, Problem], res: Json, where: Where) -> Problem | None:
+    return problems.get(where.line) if where.line is not None else None
