@@ -23,6 +23,7 @@ from multiprocessing.pool import AsyncResult, Pool
 from pathlib import Path
 from typing import IO, Any, cast
 
+from ingest.fhir_map import MAPPERS
 from ingest.fhir_read import (
     Identity,
     Item,
@@ -50,6 +51,11 @@ Opener = Callable[[], IO[bytes]]
 Only = tuple[str, re.Pattern[bytes] | None, set[int]]
 Lines = list[tuple[int, bytes]]
 Check = Callable[[Json, Where], Problem | None]
+# A line of a type that `_resource` validates names it (a line naming one only in a
+# contained resource is merely sent to the pool for nothing).
+_VALIDATED = re.compile(
+    rb'"resourceType"\s*:\s*"(?:' + "|".join(["Medication", "Patient", *MAPPERS]).encode() + rb')"'
+)
 
 
 def read_fhir_ndjson(
@@ -207,7 +213,7 @@ class _NdjsonReader:
             yield from ((number, line, validate) for number, line in lines)
             return
         chunks = _chunks(lines)
-        ahead: deque[tuple[Lines, AsyncResult[dict[int, Problem]]]] = deque()
+        ahead: deque[tuple[Lines, set[int], AsyncResult[dict[int, Problem]] | None]] = deque()
         failure: OSError | EOFError | None = None
         while True:
             while failure is None and len(ahead) < AHEAD:
@@ -218,12 +224,16 @@ class _NdjsonReader:
                 except (OSError, EOFError) as exc:  # a corrupt .gz: the lines before it count
                     failure = exc
                     break
-                ahead.append((chunk, self.pool.apply_async(_validate_lines, (name, chunk))))
+                # lines that name no validated type need no verdict (exports hold large ones)
+                sent = [(number, line) for number, line in chunk if _VALIDATED.search(line)]
+                result = self.pool.apply_async(_validate_lines, (name, sent)) if sent else None
+                ahead.append((chunk, {number for number, _ in sent}, result))
             if not ahead:
                 break
-            chunk, result = ahead.popleft()
-            check = partial(_validated, result.get())
-            yield from ((number, line, check) for number, line in chunk)
+            chunk, sent_lines, result = ahead.popleft()
+            check = partial(_validated, result.get() if result is not None else {})
+            for number, line in chunk:
+                yield number, line, check if number in sent_lines else validate
         if failure is not None:
             raise failure
 
@@ -282,14 +292,17 @@ def _selected(stream: IO[bytes], only: Only | None) -> Iterator[tuple[int, bytes
 
 
 def _chunks(lines: Iterator[tuple[int, bytes]]) -> Iterator[Lines]:
-    """The lines in chunks of `CHUNK_LINES`; a read error comes after the lines before it."""
+    """The lines in chunks growing from 8 to `CHUNK_LINES` lines (small at first, so that
+    the start of each file keeps the reader waiting briefly); a read error comes after
+    the lines before it."""
     chunk: Lines = []
+    size = 8
     try:
         for item in lines:
             chunk.append(item)
-            if len(chunk) == CHUNK_LINES:
+            if len(chunk) >= min(size, CHUNK_LINES):
                 yield chunk
-                chunk = []
+                chunk, size = [], size * 2
     except (OSError, EOFError):
         if chunk:
             yield chunk
