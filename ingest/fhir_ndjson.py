@@ -6,24 +6,22 @@ Medications (small, needed to resolve `Medication/id`) and the fact key of each 
 then Medications, then Conditions, then everything else: in a folder by file name
 (`<Type>.*.ndjson[.gz]`), in a single stream by one pass per type.
 
-Given a process pool, the reader has its processes validate the lines (JSON parse and
-fhir.resources validation, which need none of the reader's state) a few chunks ahead,
-while it maps them here, in order, with that state: the records and problems are the same,
-in the same order, as without the pool.
+Given a process pool, its processes validate the lines ahead of the mapping
+(`ingest.fhir_ndjson_pool`).
 """
 
 import gzip
 import io
 import json
 import re
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from multiprocessing.pool import AsyncResult, Pool
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import IO, Any, cast
 
-from ingest.fhir_map import MAPPERS
+from ingest.fhir_ndjson_pool import Check, checked
 from ingest.fhir_read import (
     Identity,
     Item,
@@ -36,26 +34,14 @@ from ingest.fhir_read import (
     resource_type,
     stop,
     type_id,
-    validate,
 )
 from ingest.fhir_values import Json, obj
 from ingest.records import Problem, Record
 
 FIRST = ("Patient", "Medication", "Condition")
 _FILE = re.compile(r"^([A-Z][A-Za-z]+)(\..*)?\.ndjson(\.gz)?$")
-# Lines per chunk handed to the pool, and chunks in flight: enough to keep its processes
-# busy while this one maps, and a bound on what is held.
-CHUNK_LINES = 128
-AHEAD = 8
 Opener = Callable[[], IO[bytes]]
 Only = tuple[str, re.Pattern[bytes] | None, set[int]]
-Lines = list[tuple[int, bytes]]
-Check = Callable[[Json, Where], Problem | None]
-# A line of a type that `_resource` validates names it (a line naming one only in a
-# contained resource is merely sent to the pool for nothing).
-_VALIDATED = re.compile(
-    rb'"resourceType"\s*:\s*"(?:' + "|".join(["Medication", "Patient", *MAPPERS]).encode() + rb')"'
-)
 
 
 def read_fhir_ndjson(
@@ -190,7 +176,7 @@ class _NdjsonReader:
                 yield from stop(Where(file=name), f"cannot read file: {exc}")
 
     def _lines(self, name: str, stream: IO[bytes], only: Only | None) -> Iterator[Item]:
-        for number, line, check in self._checked(name, _selected(stream, only)):
+        for number, line, check in checked(self.pool, name, _selected(stream, only)):
             where = Where(file=name, line=number)
             try:
                 res = json.loads(line)
@@ -204,38 +190,6 @@ class _NdjsonReader:
                     continue
                 only[2].add(number)
             yield from self._resource(res, where, check)
-
-    def _checked(
-        self, name: str, lines: Iterator[tuple[int, bytes]]
-    ) -> Iterator[tuple[int, bytes, Check]]:
-        """The lines, each with how to validate it: here, or as the pool already did."""
-        if self.pool is None:
-            yield from ((number, line, validate) for number, line in lines)
-            return
-        chunks = _chunks(lines)
-        ahead: deque[tuple[Lines, set[int], AsyncResult[dict[int, Problem]] | None]] = deque()
-        failure: OSError | EOFError | None = None
-        while True:
-            while failure is None and len(ahead) < AHEAD:
-                try:
-                    chunk = next(chunks)
-                except StopIteration:
-                    break
-                except (OSError, EOFError) as exc:  # a corrupt .gz: the lines before it count
-                    failure = exc
-                    break
-                # lines that name no validated type need no verdict (exports hold large ones)
-                sent = [(number, line) for number, line in chunk if _VALIDATED.search(line)]
-                result = self.pool.apply_async(_validate_lines, (name, sent)) if sent else None
-                ahead.append((chunk, {number for number, _ in sent}, result))
-            if not ahead:
-                break
-            chunk, sent_lines, result = ahead.popleft()
-            check = partial(_validated, result.get() if result is not None else {})
-            for number, line in chunk:
-                yield number, line, check if number in sent_lines else validate
-        if failure is not None:
-            raise failure
 
     def _resource(self, res: Any, where: Where, check: Check) -> Iterator[Item]:
         rtype = resource_type(res)
@@ -289,43 +243,3 @@ def _selected(stream: IO[bytes], only: Only | None) -> Iterator[tuple[int, bytes
             if number in done or (pattern is not None and not pattern.search(line)):
                 continue
         yield number, line
-
-
-def _chunks(lines: Iterator[tuple[int, bytes]]) -> Iterator[Lines]:
-    """The lines in chunks growing from 8 to `CHUNK_LINES` lines (small at first, so that
-    the start of each file keeps the reader waiting briefly); a read error comes after
-    the lines before it."""
-    chunk: Lines = []
-    size = 8
-    try:
-        for item in lines:
-            chunk.append(item)
-            if len(chunk) >= min(size, CHUNK_LINES):
-                yield chunk
-                chunk, size = [], size * 2
-    except (OSError, EOFError):
-        if chunk:
-            yield chunk
-        raise
-    if chunk:
-        yield chunk
-
-
-def _validate_lines(name: str, lines: Lines) -> dict[int, Problem]:
-    """In a pool process: the problems of the lines that `_resource` validates, by line."""
-    problems = {}
-    for number, line in lines:
-        try:
-            res = json.loads(line)
-        except ValueError:
-            continue  # the reader reports it as it parses the line itself
-        rtype = resource_type(res)
-        if rtype is not None and (rtype == "Medication" or is_mapped(rtype)):
-            problem = validate(res, Where(file=name, line=number))
-            if problem is not None:
-                problems[number] = problem
-    return problems
-
-
-def _validated(problems: dict[int, Problem], res: Json, where: Where) -> Problem | None:
-    return problems.get(where.line) if where.line is not None else None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.models import FactLinkType
-from ingest import fhir_ndjson
+from ingest import fhir_ndjson_pool
 from ingest.fhir import read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.records import Problem, Record
 
@@ -167,7 +167,7 @@ def test_validating_in_a_pool_reads_the_same_items_in_the_same_order(
     (export / "Condition.001.ndjson").write_bytes(b"\n".join(bad))
     gz = (export / "Immunization.000.ndjson.gz").read_bytes()
     (export / "Immunization.000.ndjson.gz").write_bytes(gz[: len(gz) // 2])  # cut short
-    monkeypatch.setattr(fhir_ndjson, "CHUNK_LINES", 2)  # lines in flight across chunks
+    monkeypatch.setattr(fhir_ndjson_pool, "CHUNK_LINES", 2)  # lines in flight across chunks
 
     serial = list(read_fhir_ndjson(export, "export"))
     with multiprocessing.get_context("fork").Pool(2) as pool:
