@@ -21,7 +21,7 @@ from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import IO, Any, cast
 
-from ingest.fhir_ndjson_pool import Check, checked
+from ingest.fhir_ndjson_pool import Known, checked
 from ingest.fhir_read import (
     Identity,
     Item,
@@ -34,6 +34,7 @@ from ingest.fhir_read import (
     resource_type,
     stop,
     type_id,
+    validate,
 )
 from ingest.fhir_values import Json, obj
 from ingest.records import Problem, Record
@@ -176,7 +177,7 @@ class _NdjsonReader:
                 yield from stop(Where(file=name), f"cannot read file: {exc}")
 
     def _lines(self, name: str, stream: IO[bytes], only: Only | None) -> Iterator[Item]:
-        for number, line, check in checked(self.pool, name, _selected(stream, only)):
+        for number, line, known in checked(self.pool, name, _selected(stream, only)):
             where = Where(file=name, line=number)
             try:
                 res = json.loads(line)
@@ -189,15 +190,16 @@ class _NdjsonReader:
                 if resource_type(res) != only[0]:
                     continue
                 only[2].add(number)
-            yield from self._resource(res, where, check)
+            yield from self._resource(res, where, known)
 
-    def _resource(self, res: Any, where: Where, check: Check) -> Iterator[Item]:
+    def _resource(self, res: Any, where: Where, known: Known | None) -> Iterator[Item]:
+        """The items of one resource; `known`, what the pool found out about it, if it did."""
         rtype = resource_type(res)
         if rtype is None:
             yield where.problem(None, "not a FHIR resource: no resourceType")
             return
         if rtype == "Medication":
-            problem = check(res, where)
+            problem = validate(res, where) if known is None else known.problem
             if problem is not None:
                 yield problem
             elif isinstance(res.get("id"), str):
@@ -206,13 +208,14 @@ class _NdjsonReader:
         if not is_mapped(rtype):
             count(self.skipped, rtype)
             return
-        problem = check(res, where)
+        problem = validate(res, where) if known is None else known.problem
         if problem is not None:
             yield problem
         elif rtype == "Patient":
             yield patient_record(res, where, self.identity, ())
         else:
-            item = map_resource(res, where, self.label, self.identity, self)
+            content_hash = known.content_hash if known is not None else None
+            item = map_resource(res, where, self.label, self.identity, self, content_hash)
             if rtype == "Condition" and isinstance(item, Record) and item.source is not None:
                 self.conditions[f"Condition/{res.get('id')}"] = item.source.claims[0].fact_key
             yield item

@@ -1,21 +1,20 @@
 """Validating an NDJSON export's lines in a process pool, a few chunks ahead of its reader.
 
-JSON parsing and fhir.resources validation need none of the reader's state (patient
-identities, Medications, Condition keys), so the pool's processes do them while the
-reader maps the lines before, in order, with that state: the records and problems are the
-same, in the same order, as without the pool.
+JSON parsing, fhir.resources validation and content hashes need none of the reader's
+state (patient identities, Medications, Condition keys), so the pool's processes work them
+out while the reader maps the lines before, in order, with that state: the records and
+problems are the same, in the same order, as without the pool.
 """
 
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
-from functools import partial
+from collections.abc import Iterator
+from dataclasses import dataclass
 from multiprocessing.pool import AsyncResult, Pool
 
-from ingest.fhir_map import MAPPERS
+from ingest.fhir_map import MAPPERS, canonical_hash
 from ingest.fhir_read import Where, is_mapped, resource_type, validate
-from ingest.fhir_values import Json
 from ingest.records import Problem
 
 # Lines per chunk handed to the pool, and chunks in flight: enough to keep its processes
@@ -23,7 +22,6 @@ from ingest.records import Problem
 CHUNK_LINES = 128
 AHEAD = 8
 Lines = list[tuple[int, bytes]]
-Check = Callable[[Json, Where], Problem | None]
 # A line of a type that the reader validates names it (a line naming one only in a
 # contained resource is merely sent to the pool for nothing).
 _VALIDATED = re.compile(
@@ -31,15 +29,25 @@ _VALIDATED = re.compile(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a pool process found out about a line of a validated type: the problem that
+    validation found, or (for a clinical resource) its content hash."""
+
+    problem: Problem | None = None
+    content_hash: str | None = None
+
+
 def checked(
     pool: Pool | None, name: str, lines: Iterator[tuple[int, bytes]]
-) -> Iterator[tuple[int, bytes, Check]]:
-    """The lines, each with how to validate it: here, or as the pool already did."""
+) -> Iterator[tuple[int, bytes, Known | None]]:
+    """The lines, each with what the pool found out about it; None: the reader validates
+    it itself (no pool, or a line the pool was not given)."""
     if pool is None:
-        yield from ((number, line, validate) for number, line in lines)
+        yield from ((number, line, None) for number, line in lines)
         return
     chunks = _chunks(lines)
-    ahead: deque[tuple[Lines, set[int], AsyncResult[dict[int, Problem]] | None]] = deque()
+    ahead: deque[tuple[Lines, AsyncResult[dict[int, Known]] | None]] = deque()
     failure: OSError | EOFError | None = None
     while True:
         while failure is None and len(ahead) < AHEAD:
@@ -53,13 +61,12 @@ def checked(
             # lines that name no validated type need no verdict (exports hold large ones)
             sent = [(number, line) for number, line in chunk if _VALIDATED.search(line)]
             result = pool.apply_async(_validate_lines, (name, sent)) if sent else None
-            ahead.append((chunk, {number for number, _ in sent}, result))
+            ahead.append((chunk, result))
         if not ahead:
             break
-        chunk, sent_lines, result = ahead.popleft()
-        check = partial(_validated, result.get() if result is not None else {})
-        for number, line in chunk:
-            yield number, line, check if number in sent_lines else validate
+        chunk, result = ahead.popleft()
+        known = result.get() if result is not None else {}
+        yield from ((number, line, known.get(number)) for number, line in chunk)
     if failure is not None:
         raise failure
 
@@ -84,9 +91,9 @@ def _chunks(lines: Iterator[tuple[int, bytes]]) -> Iterator[Lines]:
         yield chunk
 
 
-def _validate_lines(name: str, lines: Lines) -> dict[int, Problem]:
-    """In a pool process: the problems of the lines that the reader validates, by line."""
-    problems = {}
+def _validate_lines(name: str, lines: Lines) -> dict[int, Known]:
+    """In a pool process: what the reader needs of the lines it validates, by line."""
+    known = {}
     for number, line in lines:
         try:
             res = json.loads(line)
@@ -95,10 +102,6 @@ def _validate_lines(name: str, lines: Lines) -> dict[int, Problem]:
         rtype = resource_type(res)
         if rtype is not None and (rtype == "Medication" or is_mapped(rtype)):
             problem = validate(res, Where(file=name, line=number))
-            if problem is not None:
-                problems[number] = problem
-    return problems
-
-
-def _validated(problems: dict[int, Problem], res: Json, where: Where) -> Problem | None:
-    return problems.get(where.line) if where.line is not None else None
+            clinical = problem is None and rtype in MAPPERS
+            known[number] = Known(problem, canonical_hash(res) if clinical else None)
+    return known
