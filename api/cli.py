@@ -48,7 +48,11 @@ def ingest(
         typer.Option(help="Patient identity: FHIR Patient id (default) or identifier:SYSTEM."),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option(help="Processes parsing documents (default: one per core).")
+        int | None,
+        typer.Option(
+            help="Processes reading documents and validating NDJSON lines beside the writer"
+            " (default: one per core; 1: none)."
+        ),
     ] = None,
     accept_identity_mismatch: Annotated[
         bool,

@@ -2,22 +2,25 @@
 
 Two corpora: the 20 Synthea patient bundles, and a Bulk FHIR NDJSON export (10 patients,
 one file per resource type). Baseline: JSON-parse the corpus and validate, with
-fhir.resources, the resources the readers map (the least any ingest must do). Then the
-full ingest into a fresh SQLite file and, with --neo4j, into a fresh org of a Neo4j
-server. Each is timed `--repeat` times, the runs taking turns after one warm-up each,
-and the best time is kept; the ratios are what to compare across runs, since machines
-are shared and noisy.
+fhir.resources, the resources the readers map (the least any ingest must do), in one
+process. Then the full ingest into a fresh SQLite file and, with --neo4j, into a fresh org
+of a Neo4j server, each twice: in one process (`workers=1`), and as `cce ingest` runs by
+default, with one pool process per core parsing and validating beside the writer. Each is
+timed `--repeat` times, the runs taking turns after one warm-up each, and the best time is
+kept; the ratios are what to compare across runs, since machines are shared and noisy.
 
     python -m bench.ingest [--neo4j bolt://127.0.0.1:7687] [--repeat 3]
 """
 
 import argparse
 import json
+import os
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,7 @@ def export_resources() -> Iterator[dict[str, Any]]:
             yield from (json.loads(line) for line in lines if line.strip())
 
 
+POOL = f"{os.cpu_count() or 1}-process"  # the default pool: one process per core
 CORPORA: dict[str, tuple[list[Path], Callable[[], Iterator[dict[str, Any]]]]] = {
     f"{len(BUNDLES)} Synthea bundles": (BUNDLES, bundle_resources),
     "bulk NDJSON export (10 patients)": ([EXPORT], export_resources),
@@ -61,8 +65,8 @@ def validate_only(resources: Callable[[], Iterator[dict[str, Any]]]) -> int:
     return count
 
 
-def ingest_into(store: GraphStore, paths: list[Path]) -> int:
-    report = ingest_paths(store, f"bench-{uuid.uuid4().hex[:8]}", paths)
+def ingest_into(store: GraphStore, paths: list[Path], workers: int | None) -> int:
+    report = ingest_paths(store, f"bench-{uuid.uuid4().hex[:8]}", paths, workers=workers)
     assert report.exit_code == 0, report.errors
     return report.resources
 
@@ -84,21 +88,24 @@ def measure(
 ) -> dict[str, tuple[float, int]]:
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
 
-        def sqlite_run() -> int:
+        def sqlite_run(workers: int | None) -> int:
             store = open_store(f"sqlite:///{tmp}/{uuid.uuid4().hex}.db")
             try:
-                return ingest_into(store, paths)
+                return ingest_into(store, paths, workers)
             finally:
                 store.close()
 
-        runs = {
-            "validate-only baseline": lambda: validate_only(resources),
-            "ingest → SQLite": sqlite_run,
-        }
+        stores: dict[str, Callable[[int | None], int]] = {"SQLite": sqlite_run}
         if args.neo4j:
             neo4j = open_store(args.neo4j)
             stack.callback(neo4j.close)
-            runs["ingest → Neo4j"] = lambda: ingest_into(neo4j, paths)
+            stores["Neo4j"] = partial(ingest_into, neo4j, paths)
+        runs: dict[str, Callable[[], int]] = {
+            "validate-only baseline": lambda: validate_only(resources)
+        }
+        for name, ingest in stores.items():
+            runs[f"ingest → {name}, 1 process"] = partial(ingest, 1)
+            runs[f"ingest → {name}, {POOL} pool"] = partial(ingest, None)
         for run in runs.values():
             run()  # warm-up: imports, drug tables, query plans
         return best(runs, args.repeat)
@@ -114,10 +121,10 @@ def main() -> None:
         results = measure(paths, resources, args)
         baseline = results["validate-only baseline"][0]
         print(f"{corpus}, best of {args.repeat}")
-        print(f"{'run':26} {'seconds':>8} {'resources':>10} {'resources/s':>12} {'× baseline':>11}")
+        print(f"{'run':36} {'seconds':>8} {'resources':>10} {'resources/s':>12} {'× baseline':>11}")
         for name, (seconds, count) in results.items():
             rate, ratio = count / seconds, seconds / baseline
-            print(f"{name:26} {seconds:8.3f} {count:10d} {rate:12.0f} {ratio:11.2f}")
+            print(f"{name:36} {seconds:8.3f} {count:10d} {rate:12.0f} {ratio:11.2f}")
 
 
 if __name__ == "__main__":

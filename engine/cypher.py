@@ -125,7 +125,9 @@ LIST_PATIENTS = (
 # A batch's writes read what they need in one statement, BATCH_STATE, and write in two,
 # WRITE_SOURCES and WRITE_LINKS; each part of a statement is a `CALL () { }` subquery, run in
 # order, and sees what the earlier parts wrote. `$refs` holds every ref a source may take:
-# its own and the one it is kept apart under (`engine.resolution.apart_ref`).
+# its own and the one it is kept apart under (`engine.resolution.apart_ref`). WRITE_SOURCES
+# deletes every assertion of the stored sources it replaces (`$refs`) before it creates the
+# claims' assertions, so each is created, never merged.
 BATCH_STATE = (
     f"CALL () {{ {scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
     f" asserted: [(f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | [s.source_ref, a.claim]],"
@@ -146,7 +148,7 @@ WRITE_SOURCES = (
     " CALL () { UNWIND $claims AS row"
     f" MATCH {node('s', Label.SOURCE, source_ref='row.source_ref')}"
     f" MERGE {node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
-    f" MERGE (f)-[a:{Rel.ASSERTED_BY}]->(s) SET a.claim = row.claim }}"
+    f" CREATE (f)-[:{Rel.ASSERTED_BY} {{claim: row.claim}}]->(s) }}"
 )
 # Retiring the sources a newer document version dropped: their facts go when no other
 # source asserts them and no memory bears on them.

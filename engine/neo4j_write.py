@@ -227,7 +227,8 @@ def _upsert_sources(
         for (ref, key), c in claims.items()
     ]
     sources = [_source_row(i.source) for i in final.values()]
-    write = {"sources": sources, "refs": sorted(final), "removed": sorted(removed), "claims": rows}
+    replaced = sorted(ref for ref in final if ref in stored)  # new ones assert nothing yet
+    write = {"sources": sources, "refs": replaced, "removed": sorted(removed), "claims": rows}
     tx.run(cypher.WRITE_SOURCES, params | write).consume()
     return (keys - removed) | {key for _, key in claims}
 

@@ -4,6 +4,7 @@
 commits or rolls back; these functions run the statements and count what they did.
 """
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -36,9 +37,10 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
     if batch.patient is not None or batch.sources:
         upsert_patient(db, key, batch.patient)
     index = _match_index(db, key) if batch.sources or batch.fact_links else MatchIndex()
+    stored = _stored_sources(db, key, batch.sources)
     for item in batch.sources:
         placed = tuple(index.place(claim) for claim in item.claims)
-        _upsert_source(db, key, item.model_copy(update={"claims": placed}), counts)
+        _upsert_source(db, key, item.model_copy(update={"claims": placed}), stored, counts)
     for link in batch.fact_links:
         _add_link(db, key, place_link(index, link), counts)
     for ref in batch.retire:
@@ -133,22 +135,37 @@ def _bump(counts: dict[str, int], name: str, by: int = 1) -> None:
     counts[name] = counts.get(name, 0) + by
 
 
-def _stored_source(db: sqlite3.Connection, key: Key, ref: str) -> Source | None:
-    row = db.execute(
-        "SELECT data FROM sources WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
-    ).fetchone()
-    return None if row is None else Source.model_validate_json(row[0])
+def _stored_sources(
+    db: sqlite3.Connection, key: Key, items: Sequence[SourceClaims]
+) -> dict[str, Source]:
+    """The stored sources of every ref the batch's sources may take (own and apart), in one
+    query; `_upsert_source` keeps it current as the batch writes."""
+    refs = sorted({ref for item in items for ref in _refs(item.source)})
+    rows = db.execute(
+        "SELECT source_ref, data FROM sources WHERE org = ? AND patient = ?"
+        " AND source_ref IN (SELECT value FROM json_each(?))",
+        (*key, json.dumps(refs)),
+    )
+    return {ref: Source.model_validate_json(data) for ref, data in rows}
+
+
+def _refs(source: Source) -> tuple[str, str]:
+    return source.source_ref, apart_ref(source)
 
 
 def _upsert_source(
-    db: sqlite3.Connection, key: Key, item: SourceClaims, counts: dict[str, int]
+    db: sqlite3.Connection,
+    key: Key,
+    item: SourceClaims,
+    stored: dict[str, Source],
+    counts: dict[str, int],
 ) -> None:
     source = item.source
-    decision = verdict(source, _stored_source(db, key, source.source_ref))
+    decision = verdict(source, stored.get(source.source_ref))
     if decision is Verdict.APART:
         source = source.model_copy(update={"source_ref": apart_ref(source)})
         item = item.model_copy(update={"source": source})
-        decision = verdict(source, _stored_source(db, key, source.source_ref))
+        decision = verdict(source, stored.get(source.source_ref))
         if decision is Verdict.ADD:
             _bump(counts, "sources_kept_apart")
     if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
@@ -168,17 +185,9 @@ def _upsert_source(
             source.model_dump_json(),
         ),
     )
-    previous = {
-        row[0]
-        for row in db.execute(
-            "SELECT fact_key FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
-            (*key, source.source_ref),
-        )
-    }
-    db.execute(
-        "DELETE FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
-        (*key, source.source_ref),
-    )
+    # a source that was not stored asserts nothing yet (assertions reference their source)
+    previous = set() if decision is Verdict.ADD else _unassert(db, key, source.source_ref)
+    stored[source.source_ref] = source
     for claim in item.claims:
         created = db.execute(
             "INSERT OR IGNORE INTO facts VALUES (?, ?, ?, ?)",
@@ -202,18 +211,19 @@ def _upsert_source(
         _bump(counts, "facts_removed", _drop_if_orphan(db, key, fact_key))
 
 
+def _unassert(db: sqlite3.Connection, key: Key, ref: str) -> set[str]:
+    """Deletes what a source asserted; returns those facts' keys."""
+    rows = db.execute(
+        "DELETE FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?"
+        " RETURNING fact_key",
+        (*key, ref),
+    )
+    return {row[0] for row in rows}
+
+
 def _retire(db: sqlite3.Connection, key: Key, ref: str, counts: dict[str, int]) -> None:
     """Removes a source and its assertions, and the facts that no one else asserts."""
-    asserted = [
-        row[0]
-        for row in db.execute(
-            "SELECT fact_key FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?",
-            (*key, ref),
-        )
-    ]
-    db.execute(
-        "DELETE FROM assertions WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
-    )
+    asserted = _unassert(db, key, ref)
     gone = db.execute(
         "DELETE FROM sources WHERE org = ? AND patient = ? AND source_ref = ?", (*key, ref)
     ).rowcount

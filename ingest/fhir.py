@@ -1,6 +1,7 @@
 """FHIR R4 input: JSON Bundles and resources, Bulk Data NDJSON → `Record | Problem`.
 
-`fhir_bundle` and `fhir_ndjson` read; `fhir_read` validates and resolves references and
+`fhir_bundle` and `fhir_ndjson` read (`fhir_ndjson_pool` validates an export's lines
+in a process pool); `fhir_read` validates and resolves references and
 patient identity; `fhir_map` turns resources into claims (its docstring has the status
 tables and the fields of each kind) with `fhir_clinical` and `fhir_meds`, on top of
 `fhir_claims` and `fhir_values`.

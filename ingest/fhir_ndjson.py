@@ -5,6 +5,9 @@ Medications (small, needed to resolve `Medication/id`) and the fact key of each 
 (so that `reasonReference` becomes a PRESCRIBED_FOR link). Patients are read first,
 then Medications, then Conditions, then everything else: in a folder by file name
 (`<Type>.*.ndjson[.gz]`), in a single stream by one pass per type.
+
+Given a process pool, its processes validate the lines ahead of the mapping
+(`ingest.fhir_ndjson_pool`).
 """
 
 import gzip
@@ -14,9 +17,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import IO, Any, cast
 
+from ingest.fhir_ndjson_pool import Known, checked
 from ingest.fhir_read import (
     Identity,
     Item,
@@ -37,6 +42,7 @@ from ingest.records import Problem, Record
 FIRST = ("Patient", "Medication", "Condition")
 _FILE = re.compile(r"^([A-Z][A-Za-z]+)(\..*)?\.ndjson(\.gz)?$")
 Opener = Callable[[], IO[bytes]]
+Only = tuple[str, re.Pattern[bytes] | None, set[int]]
 
 
 def read_fhir_ndjson(
@@ -44,6 +50,7 @@ def read_fhir_ndjson(
     label: str,
     patient_key: str | None = None,
     skipped: Counter[str] | None = None,
+    pool: Pool | None = None,
 ) -> Iterator[Record | Problem]:
     """Reads a Bulk Data export folder, or one `.ndjson` / `.ndjson.gz` file, lazily.
 
@@ -56,6 +63,7 @@ def read_fhir_ndjson(
         label: the source label; problems name `label/<file name>` for a folder.
         patient_key: `None`/"id" for the FHIR Patient id, or "identifier:SYSTEM".
         skipped: if given, counts the resources of types that are not mapped.
+        pool: if given, its processes validate the lines ahead of the mapping.
 
     Returns:
         An iterator of one Record per usable resource and one Problem per bad one.
@@ -63,7 +71,7 @@ def read_fhir_ndjson(
     Raises:
         InvalidInput: the patient_key is malformed (raised at once).
     """
-    reader = _NdjsonReader(label, Identity(patient_key), skipped)
+    reader = _NdjsonReader(label, Identity(patient_key), skipped, pool)
     root = Path(path)
     if not root.is_dir():
         return reader.read_mixed(label, lambda: _open(root))
@@ -128,8 +136,14 @@ def _open(path: Path) -> IO[bytes]:
 
 
 class _NdjsonReader:
-    def __init__(self, label: str, identity: Identity, skipped: Counter[str] | None) -> None:
-        self.label, self.identity, self.skipped = label, identity, skipped
+    def __init__(
+        self,
+        label: str,
+        identity: Identity,
+        skipped: Counter[str] | None,
+        pool: Pool | None = None,
+    ) -> None:
+        self.label, self.identity, self.skipped, self.pool = label, identity, skipped, pool
         self.medications: dict[str, Json] = {}
         self.conditions: dict[str, str] = {}
 
@@ -150,9 +164,7 @@ class _NdjsonReader:
             yield from self._stream(name, opener, (rtype, pattern, done))
         yield from self._stream(name, opener, ("", None, done))
 
-    def _stream(
-        self, name: str, opener: Opener, only: tuple[str, re.Pattern[bytes] | None, set[int]] | None
-    ) -> Iterator[Item]:
+    def _stream(self, name: str, opener: Opener, only: Only | None) -> Iterator[Item]:
         try:
             stream = opener()
         except OSError as exc:
@@ -164,19 +176,8 @@ class _NdjsonReader:
             except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
                 yield from stop(Where(file=name), f"cannot read file: {exc}")
 
-    def _lines(
-        self,
-        name: str,
-        stream: IO[bytes],
-        only: tuple[str, re.Pattern[bytes] | None, set[int]] | None,
-    ) -> Iterator[Item]:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            if only is not None:
-                rtype, pattern, done = only
-                if number in done or (pattern is not None and not pattern.search(line)):
-                    continue
+    def _lines(self, name: str, stream: IO[bytes], only: Only | None) -> Iterator[Item]:
+        for number, line, known in checked(self.pool, name, _selected(stream, only)):
             where = Where(file=name, line=number)
             try:
                 res = json.loads(line)
@@ -189,15 +190,16 @@ class _NdjsonReader:
                 if resource_type(res) != only[0]:
                     continue
                 only[2].add(number)
-            yield from self._resource(res, where)
+            yield from self._resource(res, where, known)
 
-    def _resource(self, res: Any, where: Where) -> Iterator[Item]:
+    def _resource(self, res: Any, where: Where, known: Known | None) -> Iterator[Item]:
+        """The items of one resource; `known`, what the pool found out about it, if it did."""
         rtype = resource_type(res)
         if rtype is None:
             yield where.problem(None, "not a FHIR resource: no resourceType")
             return
         if rtype == "Medication":
-            problem = validate(res, where)
+            problem = validate(res, where) if known is None else known.problem
             if problem is not None:
                 yield problem
             elif isinstance(res.get("id"), str):
@@ -206,13 +208,14 @@ class _NdjsonReader:
         if not is_mapped(rtype):
             count(self.skipped, rtype)
             return
-        problem = validate(res, where)
+        problem = validate(res, where) if known is None else known.problem
         if problem is not None:
             yield problem
         elif rtype == "Patient":
             yield patient_record(res, where, self.identity, ())
         else:
-            item = map_resource(res, where, self.label, self.identity, self)
+            content_hash = known.content_hash if known is not None else None
+            item = map_resource(res, where, self.label, self.identity, self, content_hash)
             if rtype == "Condition" and isinstance(item, Record) and item.source is not None:
                 self.conditions[f"Condition/{res.get('id')}"] = item.source.claims[0].fact_key
             yield item
@@ -230,3 +233,16 @@ class _NdjsonReader:
         """The fact key of a Condition read earlier in the export."""
         text = obj(reference).get("reference")
         return self.conditions.get(type_id(text) or "") if isinstance(text, str) else None
+
+
+def _selected(stream: IO[bytes], only: Only | None) -> Iterator[tuple[int, bytes]]:
+    """The numbered lines of a stream that a pass reads: not blank, not read before, and
+    (in a pass for one type) mentioning that type."""
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        if only is not None:
+            _, pattern, done = only
+            if number in done or (pattern is not None and not pattern.search(line)):
+                continue
+        yield number, line

@@ -193,9 +193,18 @@ PATIENT_REPORTED = (
 
 
 def map_resource(
-    res: Json, where: Where, label: str, identity: Identity, resolver: Resolver
+    res: Json,
+    where: Where,
+    label: str,
+    identity: Identity,
+    resolver: Resolver,
+    content_hash: str | None = None,
 ) -> Item:
-    """A validated clinical resource → its Record, or the Problem that stops it."""
+    """A validated clinical resource → its Record, or the Problem that stops it.
+
+    `content_hash` is the resource's `canonical_hash` when it is known already (a pool
+    process computed it).
+    """
     rtype = str(res["resourceType"])
     if is_patient_reported(res):
         # what a patient told an agent, exported by this engine: a memory, never a fact
@@ -207,7 +216,7 @@ def map_resource(
         claim, links = MAPPERS[rtype](res, resolver)
     except Skip as skip:
         return where.problem(res, f"not ingested: {skip}", severity="warning")
-    source = source_for(res, label, canonical_hash(res))
+    source = source_for(res, label, content_hash or canonical_hash(res))
     return Record(
         patient_ref=patient_ref,
         source=SourceClaims(source=source, claims=(claim,)),

@@ -147,6 +147,7 @@ def normalize_text(kind: FactKind, label: str) -> str:
     return folded_text(kind, label)
 
 
+@lru_cache(maxsize=65536)
 def folded_text(kind: FactKind, label: str) -> str:
     """A display folded to a slug: no semantic tag, abbreviations of conditions expanded.
 

@@ -63,26 +63,20 @@ def match_keys(
     """
     suffix = f" on {normalize_date(date) or 'undated'}" if kind in DATED else ""
     found = [
-        MatchKey(layer=MatchLayer.CODE, key=f"{c.system} {c.code.lower()}")
+        (MatchLayer.CODE, f"{c.system} {c.code.lower()}")
         for c in codes
         if c.system in PREFERRED[kind]
     ]
     texts = [label, *(c.display for c in codes if c.display)]
     if kind is FactKind.MEDICATION:
-        found.extend(
-            MatchKey(layer=MatchLayer.INGREDIENT, key=k) for t in texts if (k := product(t))
-        )
+        found.extend((MatchLayer.INGREDIENT, k) for t in texts if (k := product(t)))
     elif kind is FactKind.ALLERGY:
         found.extend(
-            MatchKey(layer=MatchLayer.INGREDIENT, key=" / ".join(generic_names(t)))
-            for t in texts
-            if generic_names(t)
+            (MatchLayer.INGREDIENT, " / ".join(g)) for t in texts if (g := generic_names(t))
         )
-    found.extend(
-        MatchKey(layer=MatchLayer.TEXT, key=folded_text(kind, t).replace("-", " ")) for t in texts
-    )
+    found.extend((MatchLayer.TEXT, folded_text(kind, t).replace("-", " ")) for t in texts)
     return tuple(
-        dict.fromkeys(m.model_copy(update={"key": m.key + suffix}) for m in found if m.key)
+        MatchKey(layer=layer, key=key + suffix) for layer, key in dict.fromkeys(found) if key
     )
 
 

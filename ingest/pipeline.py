@@ -344,7 +344,8 @@ def ingest_paths(
 
     Documents (FHIR JSON, C-CDA) are parsed and validated by `workers` processes (default:
     one per core) while this process writes, in input order, so the result is the same as
-    a serial run. NDJSON exports are streamed here, line by line. With `patient`, every
+    a serial run. NDJSON exports are streamed here, line by line; the same processes
+    validate their lines a few chunks ahead (`ingest.fhir_ndjson`). With `patient`, every
     record is written to that patient: an explicit assignment, which overrides (and
     audits) an identity refusal.
     """
@@ -365,24 +366,30 @@ def ingest_paths(
                 Problem(file=str(path), fatal=True, message="no such file")
             )
     documents = [path for path, is_ndjson in found if not is_ndjson]
-    with _reader_pool(workers, len(documents)) as pool:
+    exports = len(found) > len(documents)
+    with _reader_pool(workers, len(documents), exports) as pool:
         read = partial(read_document, patient_key=patient_key)
         parsed = pool.imap(read, documents) if pool else map(read, documents)
         for path, is_ndjson in found:
             if is_ndjson:
-                ingestor.feed(str(path), read_fhir_ndjson(path, str(path), patient_key))
+                lines = read_fhir_ndjson(path, str(path), patient_key, pool=pool)
+                ingestor.feed(str(path), lines)
             else:
                 ingestor.feed(str(path), iter(next(parsed)))
     return ingestor.report
 
 
 @contextmanager
-def _reader_pool(workers: int | None, documents: int) -> Iterator[Pool | None]:
-    """A forked process pool when there is parallel work and a core to run it on."""
-    count = min(workers or os.cpu_count() or 1, documents)
+def _reader_pool(workers: int | None, documents: int, exports: bool) -> Iterator[Pool | None]:
+    """A forked process pool when there is parallel work and a core to run it on: two
+    documents or more, or an NDJSON export (whose lines the pool validates)."""
+    count = workers or os.cpu_count() or 1
+    if not exports:
+        count = min(count, documents)
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
-    drugs.preload()  # every medication's ingredient keys need it (ingest.matching)
+    if documents:
+        drugs.preload()  # every medication's ingredient keys need it (ingest.matching)
     with multiprocessing.get_context("fork").Pool(count) as pool:
         yield pool

@@ -2,10 +2,15 @@
 
 import gzip
 import json
+import multiprocessing
+import shutil
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from engine.models import FactLinkType
+from ingest import fhir_ndjson_pool
 from ingest.fhir import read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.records import Problem, Record
 
@@ -27,6 +32,11 @@ def records(items: list[Record | Problem]) -> list[Record]:
 
 def problems(items: list[Record | Problem]) -> list[Problem]:
     return [i for i in items if isinstance(i, Problem)]
+
+
+def without_time(item: Record | Problem) -> dict[str, object]:
+    """The item as data, without the instant its source was made (`ingested_at`)."""
+    return item.model_dump(exclude={"source": {"source": {"ingested_at"}}})
 
 
 def types(items: list[Record | Problem]) -> Counter[str]:
@@ -144,3 +154,29 @@ def test_truncated_gzip_is_reported() -> None:
     data = (BULK / "Immunization.000.ndjson.gz").read_bytes()
     items = list(read_fhir_ndjson_bytes(data[: len(data) // 2], "cut.gz"))
     assert problems(items)[-1].message.startswith("cannot read file")
+
+
+def test_validating_in_a_pool_reads_the_same_items_in_the_same_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    export = tmp_path / "export"
+    shutil.copytree(BULK, export)
+    broken = json.loads(lines("Condition.000.ndjson", 1)[0])
+    broken["onsetDateTime"] = "not a date"
+    bad = [lines("Condition.000.ndjson", 1)[0], b"{not json", json.dumps(broken).encode()]
+    (export / "Condition.001.ndjson").write_bytes(b"\n".join(bad))
+    gz = (export / "Immunization.000.ndjson.gz").read_bytes()
+    (export / "Immunization.000.ndjson.gz").write_bytes(gz[: len(gz) // 2])  # cut short
+    monkeypatch.setattr(fhir_ndjson_pool, "CHUNK_LINES", 2)  # lines in flight across chunks
+
+    serial = list(read_fhir_ndjson(export, "export"))
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pooled = list(read_fhir_ndjson(export, "export", pool=pool))
+
+    assert [without_time(i) for i in pooled] == [without_time(i) for i in serial]
+    assert [(p.file, p.line, p.path) for p in problems(serial)][:2] == [
+        ("export/Condition.001.ndjson", 2, ""),
+        ("export/Condition.001.ndjson", 3, "onsetDateTime"),
+    ]
+    assert problems(serial)[-1].message.startswith("cannot read file")
+    assert types(serial)["Immunization"] > 0  # the lines before the cut are read
