@@ -12,7 +12,7 @@ which prompt produced them; change it with any change to what the model is asked
 
 from engine.models import Fact, FactKind, Message
 
-PROMPT_VERSION = "2.1.0"
+PROMPT_VERSION = "2.2.0"
 # Facts that memories link to; allergies are shown as context only.
 LINKABLE = (FactKind.CONDITION, FactKind.MEDICATION)
 _MAX_FACTS = 150
@@ -39,18 +39,20 @@ keeping. There are four types, nothing else:
 - concern: a worry, fear or health question the patient raises (not logistics such as
   "when do I come back?"). subject: a short topic ("cancer risk").
 - preference: a communication, scheduling, care or identity preference, including a
-  treatment choice, request or refusal (not simple agreement with the plan). subject:
+  treatment choice, request or refusal, or what the patient finds works better for them
+  (not simple agreement with the plan). subject:
   exactly one of communication, scheduling, care, identity. attributes: detail.
 
 Not memories: what the provider observes, examines, plans or explains (even when the
 patient agrees); family history; hypotheticals ("if I get chest pain I'll call"); a
 symptom the patient denies ("no fever") unless it is a direct manifestation of a
-condition in the record; small talk. Nor what the record already holds that the patient
-merely repeats without their own experience: naming a diagnosis, a test result or a
-past procedure or event, or listing the medications and supplements they take (a list
-is not adherence; "yes, I take it every day" or "I've been skipping it" is). Ask of
-each candidate: does it tell the clinician how the patient is, or what the patient does,
-that the record cannot already say?
+condition in the record; small talk. Nor what the record below already lists that the
+patient merely repeats without their own experience: naming a listed diagnosis, or
+listing the medications and supplements they take (a list is not adherence; "yes, I
+take it every day" or "I've been skipping it" is). The record holds no results: a test
+result, reading or measurement the patient reports (a lab value, blood pressure,
+sugars, weight) is a symptom memory. Ask of each candidate: does it tell the clinician
+how the patient is, or what the patient does, that the record below cannot already say?
 
 Evidence:
 - Every memory has quotes: exact, character-for-character copies of text from one
