@@ -14,8 +14,8 @@ from engine.memories.cues import Polarity
 from engine.memories.entities import content_words
 from engine.memories.exchange import Sentence
 from engine.memories.extractor import Quote
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, singular
-from engine.memories.text import tokenize, words
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
+from engine.memories.text import words
 from engine.memories.turn import Turn
 
 _SIDE_EFFECT = ("side effect", "issues", "problems", "trouble")
@@ -114,7 +114,7 @@ def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
             continue
         if question.about_a_drug(m, turn.lex) or _covered(turn, m.subject):
             continue
-        subject = _with_part(turn, m)
+        subject = turn.with_part(m)
         gone = cues.gone(answer.text) and not cues.improving(turn.text)
         present = not (gone or cues.absent(answer.text))
         turn.covered.add(subject)
@@ -133,16 +133,6 @@ def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
                 "via": "answer",
             },
         )
-
-
-def _with_part(turn: Turn, m: Mention) -> str:
-    """A bare complaint ("pain") with the body part asked about or named just before."""
-    if m.kind != "symptom" or len(words(m.subject)) != 1:
-        return m.subject
-    if not turn.lex.complaints.find(tokenize(m.subject)):
-        return m.subject
-    part = (turn.asked.body_part(turn.lex) if turn.asked else None) or turn.recent_part
-    return f"{singular(part)} {m.subject}" if part else m.subject
 
 
 def _med_answer(turn: Turn, answer: Sentence, pol: Polarity, question: Sentence) -> None:

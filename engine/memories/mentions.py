@@ -206,7 +206,7 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                 out.append(Mention("body", start, tokens[cj - 1].end, subject, subject))
             elif complaint not in lex.part_only_complaints:
                 # "i get a lot of swelling": a symptom; the part asked about or named
-                # before may complete it (offline._with_asked_part)
+                # before may complete it (Turn.with_part)
                 start, end = tokens[ci].start, tokens[cj - 1].end
                 out.append(Mention("symptom", start, end, complaint, complaint, "lay"))
             continue

@@ -21,7 +21,6 @@ from engine.memories.mentions import (
     SYMPTOMISH,
     Mention,
     find_parts,
-    singular,
 )
 from engine.memories.text import tokenize, words
 from engine.memories.turn import Collector, Turn
@@ -118,7 +117,7 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         asked = turn.question if first else None
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
             continue
-        subject = _with_asked_part(turn, m)
+        subject = turn.with_part(m, turn.text[: m.start])
         present = not (a.negated or absent)
         if not present and not turn.related(subject):
             continue
@@ -141,21 +140,6 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
             turn.with_question([turn.clause(sentence, m)], first),
             attrs,
         )
-
-
-def _with_asked_part(turn: Turn, m: Mention) -> str:
-    """ "How is that right arm?" / "that pain is gone" → "arm pain"; "it's my right upper
-    arm . it hurts really bad" → "arm pain": a bare complaint takes the body part of the
-    question, else the one the turn named before it, else the one named just before."""
-    if m.kind != "symptom" or len(words(m.subject)) != 1:
-        return m.subject
-    hits = turn.lex.complaints.find(tokenize(m.subject))
-    if not hits:
-        return m.subject
-    part = turn.asked.body_part(turn.lex) if turn.asked else None
-    said = find_parts(tokenize(turn.text[: m.start]), turn.lex)
-    part = part or (said[-1][2] if said else None) or turn.recent_part
-    return f"{singular(part)} {hits[0][2]}" if part else m.subject
 
 
 def _concern(turn: Turn, sentence: Sentence) -> None:

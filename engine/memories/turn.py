@@ -14,8 +14,8 @@ from engine.memories.entities import ConditionView, same_condition
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.lexicon import Lexicon
-from engine.memories.mentions import Mention
-from engine.memories.text import clause_around
+from engine.memories.mentions import Mention, find_parts, singular
+from engine.memories.text import clause_around, tokenize, words
 from engine.models import Message
 
 # When one conversation says several things about a drug, the memory keeps the most
@@ -113,6 +113,21 @@ class Turn:
     def on_record(self, m: Mention) -> bool:
         """Whether a named drug is one of the record's medications."""
         return any(ingredients(d) & self.record_drugs for d in m.drugs)
+
+    def with_part(self, m: Mention, said_before: str = "") -> str:
+        """ "How is that right arm?" / "that pain is gone" → "arm pain"; "it's my right
+        upper arm . it hurts really bad" → "arm pain": a bare complaint takes the body part
+        of the question, else the last one `said_before` it in the turn, else the one the
+        conversation named last."""
+        if m.kind != "symptom" or len(words(m.subject)) != 1:
+            return m.subject
+        hits = self.lex.complaints.find(tokenize(m.subject))
+        if not hits:
+            return m.subject
+        part = self.asked.body_part(self.lex) if self.asked else None
+        said = find_parts(tokenize(said_before), self.lex)
+        part = part or (said[-1][2] if said else None) or self.recent_part
+        return f"{singular(part)} {hits[0][2]}" if part else m.subject
 
     def quote(self, start: int, end: int) -> Quote:
         return quote(self.message, start, end)
