@@ -76,8 +76,13 @@ _WINDOW = 6
 _NOT_POSSESSIVE = frozenset(
     {"it", "that", "what", "there", "here", "he", "she", "let", "who", "where", "how", "this"}
 )
-# "blood pressure cuff" is a device, not a reading.
-_DEVICE = re.compile(r"\s*(cuff|machine|monitor|meter|log|check)s?\b", re.IGNORECASE)
+# "blood pressure cuff" is a device, not a reading; "pain management", "sleep study" and
+# "allergy clinic" name a service, not what the patient has.
+_NOT_THE_THING = re.compile(
+    r"\s*(cuff|machine|monitor|meter|log|check|management|clinic|specialist|study|studies"
+    r"|team|program|center|centre|service|unit)s?\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -108,16 +113,13 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     """Everything of interest in `text`, without overlaps (longer and medication first)."""
     tokens = [_without_possessive(t) for t in tokenize(text)]
     found = _meds(tokens, lex) + _body(tokens, lex)
-    found += [
-        m
-        for m in _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
-        if not _DEVICE.match(text[m.end :])
-    ]
+    found += _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
     symptoms = _symptoms(tokens, lex)
     # "heart burn" is one complaint, not the heart
     lay = [m for m in symptoms if m.source == "lay"]
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms
+    found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
         if all(m.end <= c.start or m.start >= c.end for c in chosen):

@@ -5,7 +5,7 @@ from engine.memories.context import assertions
 from engine.memories.cues import Polarity, polarity
 from engine.memories.entities import condition_views, record_phrases
 from engine.memories.lexicon import load_lexicon
-from engine.memories.mentions import find_parts
+from engine.memories.mentions import SYMPTOMISH, find_mentions, find_parts
 from engine.memories.relate import relate
 from engine.memories.text import PhraseIndex, tokenize
 from engine.models import MemoryType, RelationshipType
@@ -177,3 +177,15 @@ def test_a_body_word_used_as_an_adverb_is_no_body_part() -> None:
     assert parts("i was able to get back to the house but it was painful") == []
     assert parts("my back in the morning is stiff") == ["back"]
     assert parts("i have pain in my lower back") == ["lower back"]
+
+
+def test_a_symptom_word_naming_a_service_or_device_is_no_symptom() -> None:
+    lex = load_lexicon()
+
+    def subjects(text: str) -> list[str]:
+        return [m.subject for m in find_mentions(text, lex) if m.kind in SYMPTOMISH]
+
+    assert subjects("have you been going to pain management ?") == []
+    assert subjects("they sent me for a sleep study") == []
+    assert subjects("my blood pressure cuff broke") == []
+    assert subjects("the pain is worse at night") == ["pain"]
