@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.models import Claim, Source, SourceClaims
-from engine.resolution import Verdict, apart_ref, verdict
+from engine.resolution import place
 
 
 def fact_state(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -45,20 +45,10 @@ def accept(
     state = {ref: Source.model_validate_json(r["data"]) for ref, r in stored.items()}
     accepted = []
     for item in items:
-        source = item.source
-        decision = verdict(source, state.get(source.source_ref))
-        if decision is Verdict.APART:
-            source = source.model_copy(update={"source_ref": apart_ref(source)})
-            item = item.model_copy(update={"source": source})
-            decision = verdict(source, state.get(source.source_ref))
-            if decision is Verdict.ADD:
-                counts["sources_kept_apart"] += 1
-        if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
-            counts[f"sources_{decision.value}"] += 1
-            continue
-        counts["sources_replaced" if decision is Verdict.REPLACE else "sources_added"] += 1
-        state[source.source_ref] = source
-        accepted.append(item)
+        placed = place(item, state, counts)
+        if placed is not None:
+            state[placed[0].source.source_ref] = placed[0].source
+            accepted.append(placed[0])
     return accepted
 
 

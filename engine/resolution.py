@@ -1,6 +1,6 @@
 """Merging: one fact from every source's claim, with a conflict record per disputed field."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping
 from datetime import datetime
 from enum import StrEnum
 
@@ -13,6 +13,7 @@ from engine.models import (
     FieldValue,
     Merge,
     Source,
+    SourceClaims,
     SourceFormat,
 )
 
@@ -65,6 +66,31 @@ def verdict(incoming: Source, stored: Source | None) -> Verdict:
     if later is None:
         return Verdict.APART
     return Verdict.REPLACE if later else Verdict.STALE
+
+
+def place(
+    item: SourceClaims, stored: Mapping[str, Source], counts: MutableMapping[str, int]
+) -> tuple[SourceClaims, Verdict] | None:
+    """Where an incoming source goes, counted as the ingest report counts it: the item to
+    write (under its `apart_ref` when kept apart) and whether it adds or replaces, or None
+    when it is unchanged or stale. `stored` holds the stored sources by ref."""
+    source = item.source
+    decision = verdict(source, stored.get(source.source_ref))
+    if decision is Verdict.APART:
+        source = source.model_copy(update={"source_ref": apart_ref(source)})
+        item = item.model_copy(update={"source": source})
+        decision = verdict(source, stored.get(source.source_ref))
+        if decision is Verdict.ADD:
+            _count(counts, "sources_kept_apart")
+    if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
+        _count(counts, f"sources_{decision.value}")
+        return None
+    _count(counts, "sources_replaced" if decision is Verdict.REPLACE else "sources_added")
+    return item, decision
+
+
+def _count(counts: MutableMapping[str, int], name: str) -> None:
+    counts[name] = counts.get(name, 0) + 1
 
 
 def settled(claim: Claim, facts: set[str]) -> Claim | None:

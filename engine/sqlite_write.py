@@ -26,7 +26,7 @@ from engine.models import (
     WriteResult,
     utcnow,
 )
-from engine.resolution import Verdict, apart_ref, settled, verdict
+from engine.resolution import Verdict, apart_ref, place, settled
 
 Key = tuple[str, str]
 
@@ -160,18 +160,11 @@ def _upsert_source(
     stored: dict[str, Source],
     counts: dict[str, int],
 ) -> None:
-    source = item.source
-    decision = verdict(source, stored.get(source.source_ref))
-    if decision is Verdict.APART:
-        source = source.model_copy(update={"source_ref": apart_ref(source)})
-        item = item.model_copy(update={"source": source})
-        decision = verdict(source, stored.get(source.source_ref))
-        if decision is Verdict.ADD:
-            _bump(counts, "sources_kept_apart")
-    if decision is Verdict.UNCHANGED or decision is Verdict.STALE:
-        _bump(counts, f"sources_{decision.value}")
+    placed = place(item, stored, counts)
+    if placed is None:
         return
-    _bump(counts, "sources_replaced" if decision is Verdict.REPLACE else "sources_added")
+    item, decision = placed
+    source = item.source
     db.execute(
         "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (org, patient, source_ref) DO UPDATE"
