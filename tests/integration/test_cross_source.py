@@ -1,24 +1,10 @@
 """A FHIR bundle and C-CDA documents about one patient meet fact by fact, layer by layer."""
 
-from collections.abc import Iterator
-
-import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from engine.settings import Settings, get_settings
-from engine.store import GraphStore
 from tests.conftest import DATA
 
 CROSS = DATA / "cross"
-
-
-@pytest.fixture
-def client(store: GraphStore, org: str) -> Iterator[TestClient]:
-    app = create_app(store)
-    app.dependency_overrides[get_settings] = lambda: Settings(org=org)
-    with TestClient(app) as client:
-        yield client
 
 
 def ingest(client: TestClient, name: str) -> dict[str, int]:

@@ -2,18 +2,15 @@
 placeholder recordTarget id for five different people (issue 10), on both backends."""
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from api.app import create_app
 from api.cli import app as cli
 from engine.errors import IdentityMismatch
 from engine.models import Patient, Scope
-from engine.settings import Settings, get_settings
 from engine.store import GraphStore
 from ingest.identity import identity_conflict, masked
 from ingest.pipeline import ingest_paths
@@ -55,14 +52,6 @@ def test_the_cli_names_the_file_and_exits_1(org: str, tmp_path: Path) -> None:
     assert (
         error["file"].endswith("emerge_patient_3.xml") and "identity mismatch" in error["message"]
     )
-
-
-@pytest.fixture
-def client(store: GraphStore, org: str) -> Iterator[TestClient]:
-    app = create_app(store)
-    app.dependency_overrides[get_settings] = lambda: Settings(org=org)
-    with TestClient(app) as client:
-        yield client
 
 
 def test_http_answers_409_and_writes_nothing(client: TestClient) -> None:

@@ -3,7 +3,6 @@ is skipped as stale, and documents that only reuse ids keep their own facts."""
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,8 @@ from fastapi.testclient import TestClient
 from lxml import etree
 from typer.testing import CliRunner
 
-from api.app import create_app
 from api.cli import app as cli
 from engine.models import Scope
-from engine.settings import Settings, get_settings
 from engine.store import GraphStore
 from ingest.pipeline import ingest_paths
 from tests.conftest import DATA
@@ -144,14 +141,6 @@ def test_cli_reports_replaced_stale_and_kept_apart(
     text = runner.invoke(cli, ["ingest", str(v1), "--store", f"sqlite:///{db}"])
     for row in ("sources stale", "sources retired", "sources kept apart", "sources replaced"):
         assert row in text.stdout
-
-
-@pytest.fixture
-def client(store: GraphStore, org: str) -> Iterator[TestClient]:
-    app = create_app(store)
-    app.dependency_overrides[get_settings] = lambda: Settings(org=org)
-    with TestClient(app) as client:
-        yield client
 
 
 def test_http_ingest_reports_retired_entries(client: TestClient, tmp_path: Path) -> None:
