@@ -270,7 +270,7 @@ class Relationship(Frozen):
     rationale: str
     confidence: float = Field(ge=0, le=1)
     method: str
-    # Who proposed it: "offline-context 1.2.0", "llm-chat 2.0.0+model"; empty before 2.0.
+    # Who proposed it: "offline-context 1.3.0", "llm-chat 2.0.0+model"; empty before 2.0.
     extractor: str = ""
 
 

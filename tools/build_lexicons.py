@@ -26,6 +26,10 @@ from typing import Any
 OUT = Path(__file__).resolve().parents[1] / "engine" / "memories" / "data" / "symptoms.json"
 
 PHENOTYPIC_ABNORMALITY = "HP:0000118"
+# "Atypical behavior": what an observer sees someone do. Named by its bare -ing verb
+# ("jumping", "ordering", "spinning") it is what anybody does in a sentence, so only its
+# longer names are kept ("head banging").
+ATYPICAL_BEHAVIOR = "HP:0000708"
 MAX_WORDS = 4
 
 # Words that HPO or ICD use as (synonyms of) terms but that in conversation are nearly
@@ -121,14 +125,16 @@ def hpo_terms() -> dict[str, dict[str, str]]:
 
     Ontology()
     root = Ontology.get_hpo_object(PHENOTYPIC_ABNORMALITY)
+    behavior = Ontology.get_hpo_object(ATYPICAL_BEHAVIOR)
     terms: dict[str, dict[str, str]] = {}
     for term in Ontology:
         if term.is_obsolete or term == root or not term.child_of(root):
             continue
         canonical = term.name.lower()
+        observed = term == behavior or term.child_of(behavior)
         for raw in [term.name, *term.synonym]:
             text = clean(raw)
-            if text:
+            if text and not (observed and re.fullmatch(r"[a-z]+ing", text)):
                 terms.setdefault(text, {"canonical": canonical, "id": term.id})
     return terms
 

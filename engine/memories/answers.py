@@ -41,8 +41,9 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     finding = last is not None and _finding(turn, last)
     if last is not None and pol is not Polarity.NONE and not about_meds and not finding:
         for m, a in last.mentions:
+            # "a history of anaphylaxis , is that correct?" / "yes": the record, confirmed
             if m.kind in SYMPTOMISH and not (
-                a.family or a.hypothetical or last.about_a_drug(m, turn.lex)
+                a.family or a.hypothetical or a.historical or last.about_a_drug(m, turn.lex)
             ):
                 _symptom_answer(turn, answer, pol, last, m)
     if last is not None and pol is Polarity.NONE and not about_meds and not finding:
@@ -72,21 +73,22 @@ def read_confirmation(turn: Turn, answer: Sentence, pol: Polarity) -> None:
 def _symptom_answer(
     turn: Turn, answer: Sentence, pol: Polarity, question: Sentence, m: Mention
 ) -> None:
-    if _covered(turn, m.subject):
+    subject = turn.with_part(m)
+    if _covered(turn, subject):
         return
     present = pol in {Polarity.YES, Polarity.BAD}
-    if not present and not turn.related(m.subject):
+    if not present and not turn.related(subject):
         return
-    turn.covered.add(m.subject)
+    turn.covered.add(subject)
     details = cues.details(answer.text) if _says_more(answer) else []
     # "how is your gout?" / "i'm doing well . the medication helped it go away ."
     gone = [s for s in _opening(turn) if cues.gone(s.text)]
     went = bool(gone) and not present and not cues.improving(turn.text)
     quotes = [turn.quote(s.start, s.end) for s in [answer, *gone]]
     turn.add(
-        ("symptom", m.subject, str(present)),
+        ("symptom", subject, str(present)),
         "symptom",
-        m.subject,
+        subject,
         answer.text,
         [*_unique(quotes), turn.asked_quote(question)],
         {
@@ -95,7 +97,7 @@ def _symptom_answer(
             "details": details,
             "canonical": m.canonical,
             "answer": pol.value,
-            "via": "answer",
+            "via": "answer" if subject == m.subject else "asked-part",
         },
     )
 
@@ -254,9 +256,12 @@ def _status(turn: Turn, pol: Polarity) -> list[Sentence]:
 
 
 def _covered(turn: Turn, subject: str) -> bool:
-    """The reply already has a memory about this subject (it named it itself)."""
+    """The reply already has a memory about this subject (it named it itself), or about a
+    kind of it ("any pain with swallowing?" / "yes, i get some chest pain")."""
     mine = content_words(subject)
-    return subject in turn.covered or any(mine & content_words(c) for c in turn.covered)
+    return any(
+        c == subject or c.endswith(" " + subject) or mine & content_words(c) for c in turn.covered
+    )
 
 
 def _says_more(answer: Sentence) -> bool:

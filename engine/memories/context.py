@@ -26,6 +26,8 @@ class Assertion:
     family: bool = False
     historical: bool = False
     uncertain: bool = False
+    # someone else's judgement relayed: "he said that i had a kidney stone"
+    reported: bool = False
 
 
 @lifelong
@@ -57,11 +59,32 @@ def pipeline() -> Any:
         ConTextRule(literal, "QUANTITY", direction="FORWARD", allowed_types={"QUANTITY"})
         for literal in ("some", "a little", "a bit", "a lot")
     ]
+    # What a clinician said or thought the patient has is their judgement, relayed ("he
+    # said that i had a kidney stone", "they thought it was neuropathy", "they were
+    # concerned that i might have ..."); a wish is not a report ("i wish i had some weight
+    # loss"). Each pattern takes in the clause's "i", which would otherwise end it.
+    relayed = [
+        ConTextRule(
+            "a clinician's words",
+            "REPORTED",
+            pattern=r"\b(?:said|says|told me|was told|were told|diagnosed me with)"
+            r"(?: that)?(?: i(?: had| have|'ve got| might have| may have)?)?\b",
+            direction="FORWARD",
+        ),
+        ConTextRule(
+            "a clinician's guess",
+            "POSSIBLE_EXISTENCE",
+            pattern=r"\b(?:thought|think|thinks|concerned|worried|suspect|suspected)"
+            r"(?: that)? (?:it was|it's|it is|it might be|i had|i have|i might have|i may have)\b",
+            direction="FORWARD",
+        ),
+        ConTextRule("a wish", "HYPOTHETICAL", pattern=r"\bwish(?: i)?\b", direction="FORWARD"),
+    ]
     ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities])
+    context.add([clause, *quantities, *relayed])
     return nlp
 
 
@@ -112,6 +135,7 @@ def assertions(
                 family=bool(found._.is_family),
                 historical=bool(found._.is_historical),
                 uncertain=bool(found._.is_uncertain),
+                reported=any(mod.category == "REPORTED" for mod in found._.modifiers),
             )
         )
     return out

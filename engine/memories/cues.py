@@ -203,6 +203,8 @@ _FINDING = re.compile(
     r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)|your (?:x-ray|mri|ct|scan"
     r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-rays?|mris?"
     r"|scans?|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
+    r"|(?:which|that) (?:showed|shows|revealed|demonstrated)"
+    r"|what you have is|you have what(?:'s| is| we) call|my (?:impression|assessment|diagnosis)"
     r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
     r"|(?:looking|look) at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?|images?"
     r"|scans?|echo\w*|ekg|numbers|report)?)\b"
@@ -230,6 +232,44 @@ _OTHERS_WORRY = re.compile(
     r"\b(?:they|he|she|the doctors?|doctor|dr|the nurses?|the er|the hospital)\s+(?:\w+\s+){0,3}?"
     r"(?:concerned|worried|scared|afraid|nervous|wanted to make sure)\b"
 )
+
+
+# A patient's question that speech recognition left without its mark opens with an
+# inverted auxiliary, maybe after a wh-word: "is that golfer's elbow", "when can i play
+# basketball again".
+_ASKS_ITSELF = re.compile(
+    r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now)\W+)*"
+    r"(?:(?:what|when|how|why|which|where)(?: \w+)? )?"
+    r"(?:is|was|will|would|can|could|should|do|does|did|am)"
+    r" (?:i|it|that|this|we|there|my|the)\b"
+)
+# Longer unmarked "questions" are statements with an inversion in them.
+ASKS_ITSELF_WORDS = 15
+
+
+# A question without a question word or an auxiliary only echoes what was said ("the
+# one on my left wrist?", "like fever or chills?").
+_QUESTION_WORD = re.compile(
+    r"\b(?:what|what's|when|how|how's|why|which|where|who|is|are|was|were|will|would|can"
+    r"|could|should|do|does|did|am|have|has)\b"
+)
+_WH_OPENING = re.compile(
+    r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now)\W+)*(?:what|how|why|which|where|who)\b"
+)
+
+
+def asks_itself(sentence: str) -> bool:
+    """The sentence asks something, with or without its question mark."""
+    text = sentence.strip().lower()
+    if text.endswith("?"):
+        return bool(_QUESTION_WORD.search(text))
+    return bool(_ASKS_ITSELF.match(text)) and len(words(text)) <= ASKS_ITSELF_WORDS
+
+
+def asks_what(sentence: str) -> bool:
+    """A wh-question asks for options, it requests nothing ("what can we do about this?"
+    against "can we do the injection?")."""
+    return bool(_WH_OPENING.match(sentence.strip().lower()))
 
 
 def others_worry(text: str) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from engine.memories import cues
 from engine.memories.adherence import read_adherence, specific
 from engine.memories.answers import read_answer, read_confirmation
+from engine.memories.context import Assertion
 from engine.memories.cues import Polarity
 from engine.memories.entities import condition_views, medication_generics, record_phrases
 from engine.memories.exchange import Asked, Sentence, parse
@@ -29,13 +30,15 @@ from engine.models import Fact, FactKind, Message, Role
 SPEAKERS = frozenset({Role.PATIENT, Role.CAREGIVER})
 # "the medication" may point back to a drug named this many turns before.
 RECENT_TURNS = 3
+# "what is c diff?" asks something; "really?" or "like what?" does not.
+MIN_QUESTION_WORDS = 3
 
 
 class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.2.0"
+    version = "1.3.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -112,7 +115,7 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
     gone = cues.gone(sentence.text) and not cues.improving(turn.text)
     absent = gone or cues.absent(sentence.text)
     for m, a in sentence.mentions:
-        if m.kind not in SYMPTOMISH or a.family or a.hypothetical:
+        if m.kind not in SYMPTOMISH or a.family or a.hypothetical or _restated(m, a):
             continue
         asked = turn.question if first else None
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
@@ -142,17 +145,25 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         )
 
 
+def _restated(m: Mention, a: Assertion) -> bool:
+    """What the record or a clinician says, in the patient's mouth: a history ("i have a
+    history of lupus"), a clinician's words or guess about a diagnosis ("he said that i
+    had a kidney stone", "they thought it was neuropathy"; but what the patient feels is
+    theirs: "they've said the back and knee pain are age-related")."""
+    return a.historical or ((a.reported or a.uncertain) and m.kind == "condition")
+
+
 def _concern(turn: Turn, sentence: Sentence) -> None:
     cue = cues.has_any(sentence.text, turn.lex.concern_cues)
     if cue and (cues.negated_cue(sentence.text, cue) or cues.others_worry(sentence.text)):
         cue = None
-    asks = sentence.question and len(words(sentence.text)) >= 4
+    asks = cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
     if asks and cues.has_any(sentence.text, turn.lex.logistic_questions):
         asks = False
     topical = bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
     if not (cue or (asks and topical)):
         return
-    if _asks_for_something(sentence.text, turn.lex):
+    if _asks_for_something(sentence.text, turn.lex) and not cues.asks_what(sentence.text):
         return
     subject = sentence.mentions[0][0].subject if sentence.mentions else (cue or "question")
     turn.out.add(
@@ -171,7 +182,7 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
     tokens = tokenize(sentence.text)
     kind = None
     for name, index in turn.lex.preference_cues:
-        if index.find(tokens):
+        if index.find(tokens) and not cues.asks_what(sentence.text):
             kind = name
     if kind == "care":
         for topic, index in turn.lex.preference_topics:

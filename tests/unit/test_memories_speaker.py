@@ -1,0 +1,94 @@
+"""The offline extractor on whose words a statement carries: a clinician's diagnosis or
+the record repeated by the patient, a wish, and the patient's own questions."""
+
+from engine.memories.context import assertions
+from engine.memories.cues import asks_itself
+from engine.models import MemoryType
+from tests.unit.test_memories_answers import of_type, run
+from tests.unit.test_memories_builders import condition
+
+STONE = condition("condition:text:kidney-stone", "Kidney stone, right", ref="Condition/stone")
+BACK = condition("condition:snomed:161891005", "Chronic back pain", ref="Condition/back")
+LUPUS = condition("condition:snomed:55464009", "Systemic lupus erythematosus", ref="Condition/sle")
+OBESITY = condition("condition:snomed:414916001", "Obesity", ref="Condition/obesity")
+
+
+def test_a_diagnosis_a_clinician_gave_is_not_the_patients_symptom() -> None:
+    memories = run(
+        ("provider", "so tell me what happened ."),
+        ("patient", "i saw my doctor and he ordered a cat scan and said that i had a kidney stone"),
+        ("provider", "what did they think ?"),
+        ("patient", "they were concerned that i might have another kidney stone ."),
+        facts=(STONE,),
+    )
+    assert of_type(memories, MemoryType.SYMPTOM) == []
+
+
+def test_what_the_patient_feels_stays_theirs_when_a_clinician_explains_it() -> None:
+    memories = run(
+        ("provider", "tell me more about the back pain ."),
+        ("patient", "they've said , the back pain is age-related ."),
+        facts=(BACK,),
+    )
+    [pain] = of_type(memories, MemoryType.SYMPTOM)
+    assert pain.subject == "back pain"
+
+
+def test_a_history_said_or_confirmed_repeats_the_record() -> None:
+    said = run(
+        ("provider", "what seems to be the problem today ?"),
+        ("patient", "well , i have a history of systemic lupus erythematosus ."),
+        facts=(LUPUS,),
+    )
+    confirmed = run(
+        ("provider", "looks like you've got a history of lupus , is that correct ?"),
+        ("patient", "yes ."),
+        facts=(LUPUS,),
+    )
+    assert of_type(said, MemoryType.SYMPTOM) == of_type(confirmed, MemoryType.SYMPTOM) == []
+
+
+def test_a_wish_is_not_a_report() -> None:
+    [flag] = assertions("but i wish i had some weight loss .", [(22, 33)])
+    assert flag.hypothetical
+    memories = run(
+        ("provider", "how is your appetite ?"),
+        ("patient", "about the same , but i wish i had some weight loss ."),
+        facts=(OBESITY,),
+    )
+    assert "weight loss" not in [m.subject for m in of_type(memories, MemoryType.SYMPTOM)]
+
+
+def test_bearing_weight_is_no_weight_change() -> None:
+    memories = run(
+        ("provider", "can you walk on it ?"),
+        ("patient", "it hurts quite a bit to stand but i am able to put weight on it ."),
+    )
+    assert "weight" not in " ".join(m.subject for m in memories)
+    gained = run(("patient", "i have gained weight since the winter ."), facts=(OBESITY,))
+    assert [m.subject for m in of_type(gained, MemoryType.SYMPTOM)] == ["weight gain"]
+
+
+def test_a_bare_answer_is_covered_by_the_kind_the_reply_names() -> None:
+    memories = run(
+        ("provider", "are you having any pain with swallowing food ?"),
+        ("patient", "yes , i get some chest pain , but i'd say it's pretty mild ."),
+    )
+    assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["chest pain"]
+
+
+def test_a_question_is_known_without_its_mark_and_an_echo_is_none() -> None:
+    assert asks_itself("is that related to my diabetes")
+    assert asks_itself("when can i play basketball again")
+    assert not asks_itself("i think it is related to my diabetes")
+    assert not asks_itself("the one on my left wrist ?")
+    assert not asks_itself("like fever or chills ?")
+
+
+def test_asking_what_can_be_done_is_a_concern_not_a_request() -> None:
+    memories = run(
+        ("provider", "this shows the kidney stone has not moved ."),
+        ("patient", "what can we do about the kidney stone ?"),
+        facts=(STONE,),
+    )
+    assert [m.type for m in memories] == [MemoryType.CONCERN]
