@@ -165,7 +165,7 @@ class Asked:
             found = [
                 (m, conditions_of(m.subject))
                 for m, a in sentence.mentions
-                if m.kind in SYMPTOMISH and not a.family
+                if m.kind in SYMPTOMISH and not (a.family or a.historical)
             ]
             found = [(m, c) for m, c in found if c]
             if not found:

@@ -7,53 +7,20 @@ day" or "every morning" says the patient is regular, not how often the order is.
 
 import re
 
+from text_to_num import alpha2digit
+
 from engine.models import Fact, Memory
 
-_NUMBER_WORDS = {
-    "one": 1.0,
-    "two": 2.0,
-    "three": 3.0,
-    "four": 4.0,
-    "five": 5.0,
-    "six": 6.0,
-    "seven": 7.0,
-    "eight": 8.0,
-    "nine": 9.0,
-    "ten": 10.0,
-    "twelve": 12.0,
-    "fifteen": 15.0,
-    "twenty": 20.0,
-    "twenty five": 25.0,
-    "thirty": 30.0,
-    "forty": 40.0,
-    "fifty": 50.0,
-    "hundred": 100.0,
-    "one hundred": 100.0,
-    "a hundred": 100.0,
-    "thousand": 1000.0,
-    "a thousand": 1000.0,
-    "one thousand": 1000.0,
-}
-_AMOUNT = r"\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
-_DOSE = re.compile(r"\b(" + _AMOUNT + r")\s*(?:mg|milligrams?|m g|mcg|micrograms?|units?)\b")
-_COUNT = {
-    "once": 1.0,
-    "one time": 1.0,
-    "twice": 2.0,
-    "two times": 2.0,
-    "three times": 3.0,
-    "four times": 4.0,
-    "2 times": 2.0,
-    "3 times": 3.0,
-    "4 times": 4.0,
-}
+# Spoken amounts become digits first (text2num: "eight hundred milligrams" → "800
+# milligrams", "three times a day" → "3 times a day").
+_DOSE = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:mg|milligrams?|m g|mcg|micrograms?|units?)\b")
+_COUNT = {"once": 1.0, "twice": 2.0, "1 time": 1.0, "2 times": 2.0, "3 times": 3.0, "4 times": 4.0}
 _PERIOD = {"day": 1.0, "daily": 1.0, "night": 1.0, "week": 7.0, "weekly": 7.0, "month": 30.0}
 _TIMES = re.compile(
-    r"\b(once|one time|twice|two times|three times|four times|[234] times)\s*"
+    r"\b(once|twice|1 time|[234] times)\s*"
     r"(?:a|per|each|every)?\s*(day|daily|night|week|weekly|month)\b"
 )
-_HOURS = re.compile(r"\bevery (\d+|four|six|eight|twelve|4|6|8|12)(?:\s*(?:to|-)\s*\d+)? hours\b")
-_HOUR_WORDS = {"four": 4, "six": 6, "eight": 8, "twelve": 12}
+_HOURS = re.compile(r"\bevery (\d+)(?:\s*(?:to|-)\s*\d+)? hours\b")
 _TWO_MEALS = re.compile(
     r"\b(?:breakfast and (?:with )?(?:my )?(?:dinner|supper)|morning and (?:at )?night"
     r"|morning and (?:in the )?evening)\b"
@@ -66,14 +33,13 @@ PLAIN_AS_NEEDED = frozenset({"as needed", "when needed", "if needed", "prn", "as
 
 def per_day(text: str) -> float | None:
     """Doses per day an explicit frequency says ("twice a day" → 2, "weekly" → 1/7)."""
-    text = text.lower()
+    text = _digits(text)
     times = _TIMES.search(text)
     if times:
         return _COUNT[times.group(1)] / _PERIOD[times.group(2)]
     hours = _HOURS.search(text)
     if hours:
-        n = hours.group(1)
-        return 24 / int(_HOUR_WORDS.get(n, n))
+        return 24 / int(hours.group(1))
     if _TWO_MEALS.search(text):
         return 2.0
     if re.search(r"\b(weekly|once a week|every week)\b", text):
@@ -101,7 +67,7 @@ def patient_words(memory: Memory) -> list[str]:
 
 def dose_amounts(text: str) -> set[float]:
     """The strengths a text names ("ten milligrams", "20 mg")."""
-    return {_amount(m) for m in _DOSE.findall(text.lower())}
+    return {float(m) for m in _DOSE.findall(_digits(text))}
 
 
 def dose_differs(memory: Memory, fact: Fact) -> bool:
@@ -123,5 +89,7 @@ def frequency_differs(memory: Memory, fact: Fact) -> bool:
     return bool(said and recorded is not None and all(abs(f - recorded) > 1e-6 for f in said))
 
 
-def _amount(text: str) -> float:
-    return _NUMBER_WORDS[text] if text in _NUMBER_WORDS else float(text)
+def _digits(text: str) -> str:
+    """Lower case, every spelled-out number in digits."""
+    digits: str = alpha2digit(text.lower(), "en", threshold=0)
+    return digits

@@ -3,6 +3,7 @@ the record repeated by the patient, a wish, and the patient's own questions."""
 
 from engine.memories.context import assertions
 from engine.memories.cues import asks_itself
+from engine.memories.regimen import dose_amounts, per_day
 from engine.models import MemoryType
 from tests.unit.test_memories_answers import of_type, run
 from tests.unit.test_memories_builders import condition
@@ -10,6 +11,7 @@ from tests.unit.test_memories_builders import condition
 STONE = condition("condition:text:kidney-stone", "Kidney stone, right", ref="Condition/stone")
 BACK = condition("condition:snomed:161891005", "Chronic back pain", ref="Condition/back")
 LUPUS = condition("condition:snomed:55464009", "Systemic lupus erythematosus", ref="Condition/sle")
+ANAPHYLAXIS = condition("condition:text:anaphylaxis", "History of anaphylaxis", ref="Condition/a")
 OBESITY = condition("condition:snomed:414916001", "Obesity", ref="Condition/obesity")
 
 
@@ -45,7 +47,13 @@ def test_a_history_said_or_confirmed_repeats_the_record() -> None:
         ("patient", "yes ."),
         facts=(LUPUS,),
     )
+    on_file = run(
+        ("provider", "okay . looks like you've got a history of anaphylaxis , is that correct ?"),
+        ("patient", "yes ."),
+        facts=(ANAPHYLAXIS,),
+    )
     assert of_type(said, MemoryType.SYMPTOM) == of_type(confirmed, MemoryType.SYMPTOM) == []
+    assert of_type(on_file, MemoryType.SYMPTOM) == []
 
 
 def test_a_wish_is_not_a_report() -> None:
@@ -92,3 +100,10 @@ def test_asking_what_can_be_done_is_a_concern_not_a_request() -> None:
         facts=(STONE,),
     )
     assert [m.type for m in memories] == [MemoryType.CONCERN]
+
+
+def test_a_spoken_strength_is_compared_as_a_number() -> None:
+    said = "ibuprofen eight hundred milligrams three times a day"
+    assert dose_amounts(said) == dose_amounts("800 mg by mouth three times daily") == {800.0}
+    assert per_day(said) == 3.0 and per_day("one time a day") == 1.0
+    assert per_day("every six hours") == 4.0
