@@ -46,6 +46,8 @@ class Lexicon:
     logistic_questions: PhraseIndex[str]
     preference_cues: tuple[tuple[str, PhraseIndex[str]], ...]
     preference_topics: tuple[tuple[str, PhraseIndex[str]], ...]
+    # what a wish must name to be a care preference ("i'd like to go ahead with the surgery")
+    care_objects: PhraseIndex[str]
     offer_questions: PhraseIndex[str]
     status_question_words: frozenset[str]
 
@@ -102,6 +104,7 @@ def load_lexicon() -> Lexicon:
         logistic_questions=_index(cues["logistic_questions"]),
         preference_cues=prefs,
         preference_topics=topics,
+        care_objects=_index(cues["care_objects"]),
         offer_questions=_index(cues["offer_questions"]),
         status_question_words=frozenset(cues["status_question_words"]),
     )

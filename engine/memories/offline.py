@@ -180,15 +180,22 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
 
 def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> None:
     tokens = tokenize(sentence.text)
-    kind = None
-    for name, index in turn.lex.preference_cues:
-        if index.find(tokens) and not cues.asks_what(sentence.text):
-            kind = name
-    if kind == "care":
+    found = (
+        []
+        if cues.asks_what(sentence.text)
+        else [name for name, index in turn.lex.preference_cues if index.find(tokens)]
+    )
+    # a plain wish counts least ("i want to ... i'd rather")
+    kind = min(found, key=lambda name: name == "wish", default=None)
+    if kind in {"care", "wish"}:
         for topic, index in turn.lex.preference_topics:
             if index.find(tokens):
                 kind = topic
                 break
+    if kind == "wish":
+        # "i want to" says what a choice of care says only when it names the care
+        cared = any(m.kind in MEDS for m, _ in sentence.mentions)
+        kind = "care" if cared or turn.lex.care_objects.find(tokens) else None
     offered = (
         first
         and turn.question is not None

@@ -107,3 +107,16 @@ def test_a_spoken_strength_is_compared_as_a_number() -> None:
     assert dose_amounts(said) == dose_amounts("800 mg by mouth three times daily") == {800.0}
     assert per_day(said) == 3.0 and per_day("one time a day") == 1.0
     assert per_day("every six hours") == 4.0
+
+
+def test_a_wish_is_a_care_preference_only_when_it_names_the_care() -> None:
+    surgery = run(
+        ("provider", "so the options are a cast or surgery ."),
+        ("patient", "okay , yes , i'd like to go forward with the surgery ."),
+    )
+    assert [(m.type, m.subject) for m in surgery] == [(MemoryType.PREFERENCE, "care")]
+    staying = run(
+        ("provider", "how are your sugars ?"),
+        ("patient", "i wan na make sure i stay on top of that ."),
+    )
+    assert of_type(staying, MemoryType.PREFERENCE) == []
