@@ -108,6 +108,11 @@ def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
 
 def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Relationship]:
     matches = [(v, how) for v in conditions if (how := same_condition(memory.subject, v))]
+    active = [(v, how) for v, how in matches if not _inactive(v.fact)]
+    if active and memory.attributes.get("present", True):
+        # the knee that hurts now is the recorded injury's, not the repair years ago
+        # coming back: a resolved match conflicts only when nothing active explains it
+        matches = active
     episodic = any(_EPISODE.search(v.fact.label) for v, _ in matches)
     edges = []
     for view, how in matches:
@@ -152,6 +157,10 @@ def symptom_type(
     if memory.attributes.get("details"):
         return RelationshipType.ENRICHES, "adds " + ", ".join(memory.attributes["details"])
     return RelationshipType.ENRICHES, "adds how the condition affects the patient"
+
+
+def _inactive(fact: Fact) -> bool:
+    return (fact.status or "active").lower() in INACTIVE
 
 
 def _adherence_edges(memory: Memory, meds: list[tuple[Fact, frozenset[str]]]) -> list[Relationship]:

@@ -99,6 +99,18 @@ def test_symptoms_of_a_resolved_condition_conflict() -> None:
     assert edge.type is RelationshipType.CONFLICTS
 
 
+def test_a_symptom_an_active_condition_explains_does_not_conflict_with_a_resolved_one() -> None:
+    injury = condition("condition:text:knee-injury", "Right knee injury (skiing)")
+    repair = condition(
+        "condition:text:knee-repair", "Knee ligament injury, status post repair", status="resolved"
+    )
+    pain = memory(MemoryType.SYMPTOM, "knee pain", "my right knee hurts", present=True)
+    [edge] = relate([pain], [injury, repair])
+    assert edge.fact_key == injury.fact_key and edge.type is RelationshipType.ENRICHES
+    [alone] = relate([pain], [repair])
+    assert alone.type is RelationshipType.CONFLICTS
+
+
 def test_an_active_condition_said_to_be_gone_conflicts() -> None:
     gone = memory(
         MemoryType.SYMPTOM,
