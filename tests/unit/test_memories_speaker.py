@@ -3,6 +3,8 @@ the record repeated by the patient, a wish, and the patient's own questions."""
 
 from engine.memories.context import assertions
 from engine.memories.cues import asks_itself
+from engine.memories.lexicon import load_lexicon
+from engine.memories.mentions import find_mentions
 from engine.memories.regimen import dose_amounts, per_day
 from engine.models import MemoryType
 from tests.unit.test_memories_answers import of_type, run
@@ -120,3 +122,22 @@ def test_a_wish_is_a_care_preference_only_when_it_names_the_care() -> None:
         ("patient", "i wan na make sure i stay on top of that ."),
     )
     assert of_type(staying, MemoryType.PREFERENCE) == []
+
+
+def test_mechanical_joint_complaints_and_discomfort_are_body_complaints() -> None:
+    lex = load_lexicon()
+    found = {
+        text: [m.subject for m in find_mentions(text, lex)]
+        for text in (
+            "i had discomfort in both of my hands .",
+            "the left knee just feels unstable",
+            "i felt this popping in my elbow",
+            "i popped in to see you",
+        )
+    }
+    assert found == {
+        "i had discomfort in both of my hands .": ["hand discomfort"],
+        "the left knee just feels unstable": ["knee instability"],
+        "i felt this popping in my elbow": ["elbow popping"],
+        "i popped in to see you": [],
+    }
