@@ -74,7 +74,7 @@ def _symptom_answer(
     turn: Turn, answer: Sentence, pol: Polarity, question: Sentence, m: Mention
 ) -> None:
     subject = turn.with_part(m)
-    if _covered(turn, subject):
+    if _covered(turn, m.subject) or _covered(turn, subject):
         return
     present = pol in {Polarity.YES, Polarity.BAD}
     if not present and not turn.related(subject):

@@ -15,7 +15,11 @@ class Polarity(StrEnum):
     NONE = "none"
 
 
-_FILLER = r"(?:(?:um+|uh+|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually)\W+)*"
+# Fillers and the stance adverbs that may open a yes or no ("thankfully , no").
+_FILLER = (
+    r"(?:(?:um+|uh+|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually|thankfully|luckily"
+    r"|fortunately|unfortunately|honestly|basically)\W+)*"
+)
 _YES = re.compile(
     _FILLER + r"(yes|yeah|yep|yup|yea|uh-huh|mm-hmm|correct|right|sure|absolutely|definitely"
     r"|i do|i am|i have|i did|i will|i think so|of course|that's right|that's correct|i sure"
@@ -205,6 +209,8 @@ _FINDING = re.compile(
     r"|scans?|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
     r"|(?:which|that) (?:showed|shows|revealed|demonstrated)"
     r"|what you have is|you have what(?:'s| is| we) call|my (?:impression|assessment|diagnosis)"
+    r"|when i (?:push|press|touch|squeeze|tap|move|bend|pull)|(?:push|press)(?:ing)? (?:on )?"
+    r"(?:right )?(?:here|there)"
     r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
     r"|(?:looking|look) at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?|images?"
     r"|scans?|echo\w*|ekg|numbers|report)?)\b"

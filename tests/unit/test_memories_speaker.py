@@ -2,7 +2,7 @@
 the record repeated by the patient, a wish, and the patient's own questions."""
 
 from engine.memories.context import assertions
-from engine.memories.cues import asks_itself
+from engine.memories.cues import Polarity, asks_itself, polarity
 from engine.memories.lexicon import load_lexicon
 from engine.memories.mentions import find_mentions
 from engine.memories.regimen import dose_amounts, per_day
@@ -141,3 +141,19 @@ def test_mechanical_joint_complaints_and_discomfort_are_body_complaints() -> Non
         "i felt this popping in my elbow": ["elbow popping"],
         "i popped in to see you": [],
     }
+
+
+def test_a_stance_adverb_before_the_answer_keeps_its_polarity() -> None:
+    assert polarity("Thankfully, no.") is Polarity.NO
+    assert polarity("unfortunately , yes .") is Polarity.YES
+
+
+def test_a_yes_while_the_clinician_presses_is_the_examination() -> None:
+    memories = run(
+        ("provider", "what brings you in today ?"),
+        ("patient", "i am having a lot of pain at the end of my right middle finger ."),
+        ("provider", "okay , so does it hurt when i push right here ?"),
+        ("patient", "yes ."),
+    )
+    [pain] = of_type(memories, MemoryType.SYMPTOM)
+    assert "yes ." not in {e.quote for e in pain.evidence}
