@@ -12,7 +12,7 @@ which prompt produced them; change it with any change to what the model is asked
 
 from engine.models import Fact, FactKind, Message
 
-PROMPT_VERSION = "2.2.0"
+PROMPT_VERSION = "2.3.0"
 # Facts that memories link to; allergies are shown as context only.
 LINKABLE = (FactKind.CONDITION, FactKind.MEDICATION)
 _MAX_FACTS = 150
@@ -35,21 +35,26 @@ keeping. There are four types, nothing else:
   on their own, ran out, cannot afford it; over-the-counter drugs the patient takes on
   their own count too. subject: the generic drug name.
   attributes: behavior (as_prescribed, missed_doses, stopped, never_started,
-  changed_dose or ran_out), reason.
+  changed_dose or ran_out), reason. When the patient speaks of their medications in
+  general ("I take my medications"), subject "medications", linked only to drugs the
+  same exchange names.
 - concern: a worry, fear or health question the patient raises (not logistics such as
-  "when do I come back?"). subject: a short topic ("cancer risk").
+  "when do I come back?"; not what a friend or relative suggested, unless the patient
+  asks about it). subject: a short topic ("cancer risk").
 - preference: a communication, scheduling, care or identity preference, including a
   treatment choice, request or refusal, or what the patient finds works better for them
-  (not simple agreement with the plan). subject:
+  (not simple agreement with the plan; not a habit or reminder the patient describes,
+  such as a pill calendar; identity is a name or pronouns, not age or ethnicity). subject:
   exactly one of communication, scheduling, care, identity. attributes: detail.
 
 Not memories: what the provider observes, examines, plans or explains (even when the
 patient agrees); family history; hypotheticals ("if I get chest pain I'll call"); a
 symptom the patient denies ("no fever") unless it is a direct manifestation of a
-condition in the record; small talk. Nor what the record below already lists that the
-patient merely repeats without their own experience: naming a listed diagnosis, or
-listing the medications and supplements they take (a list is not adherence; "yes, I
-take it every day" or "I've been skipping it" is). The record holds no results: a test
+condition in the record; a condition the patient says they never had; small talk. Nor
+what the record below already lists that the patient merely repeats without their own
+experience: naming a listed diagnosis, or listing the medications and supplements they
+take (a list is not adherence; "yes, I take it every day" or "I've been skipping it"
+is). The record holds no results: a test
 result, reading or measurement the patient reports (a lab value, blood pressure,
 sugars, weight) is a symptom memory. Ask of each candidate: does it tell the clinician
 how the patient is, or what the patient does, that the record below cannot already say?
