@@ -128,9 +128,15 @@ def assertions(
         if found is None:
             out.append(Assertion())
             continue
+        # a mention's own words negate nothing of it: "can't sleep" is the complaint
+        outside = [
+            mod
+            for mod in found._.modifiers
+            if not found.start <= mod.modifier_span[0] < mod.modifier_span[1] <= found.end
+        ]
         out.append(
             Assertion(
-                negated=bool(found._.is_negated),
+                negated=any(mod.category == "NEGATED_EXISTENCE" for mod in outside),
                 hypothetical=bool(found._.is_hypothetical),
                 family=bool(found._.is_family),
                 historical=bool(found._.is_historical),

@@ -118,7 +118,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     # "heart burn" is one complaint, not the heart
     lay = [m for m in symptoms if m.source == "lay"]
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
-    found += symptoms
+    found += symptoms + _inabilities(text, lex)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
@@ -170,6 +170,48 @@ def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             )
         )
     return out
+
+
+# What the patient cannot do, named as the vocabulary names a difficulty: "i can't stand
+# up" is difficulty standing, "it's hard to run" difficulty running (HPO's terms).
+_INABILITY = re.compile(
+    r"\b(?:ca n't|can't|cannot|can not|could n't|couldn't|unable to|hard to|harder to"
+    r"|difficult to|trouble|difficulty)\s+(?:really |even |barely |hardly )?([a-z]+)"
+    r"(?:\s+([a-z]+))?"
+)
+
+
+def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
+    out = []
+    for match in _INABILITY.finditer(text.lower()):
+        verb, after = match.group(1), match.group(2)
+        for end, phrase in (
+            *((match.end(2), f"difficulty {g} {after}") for g in _gerunds(verb) if after),
+            *((match.end(1), f"difficulty {g}") for g in _gerunds(verb)),
+            *((match.end(1), f"difficulty in {g}") for g in _gerunds(verb)),
+            (match.end(1), f"inability to {verb}"),
+        ):
+            term = lex.symptoms.get(phrase)
+            if term is not None:
+                out.append(
+                    Mention(
+                        "symptom", match.start(), end, term.canonical, term.canonical, term.source
+                    )
+                )
+                break
+    return out
+
+
+def _gerunds(verb: str) -> list[str]:
+    """The -ing forms a verb may take: walk → walking, breathe → breathing, run → running."""
+    if verb.endswith("ing"):
+        return [verb]
+    forms = [verb + "ing"]
+    if verb.endswith("e"):
+        forms.append(verb[:-1] + "ing")
+    if len(verb) >= 3 and verb[-1] not in "aeiouwy" and verb[-2] in "aeiou":
+        forms.append(verb + verb[-1] + "ing")
+    return forms
 
 
 # Words before a body part that make it one: "my knee", "the left knee".

@@ -190,6 +190,10 @@ class PhraseIndex(Generic[V]):
     def __contains__(self, phrase: str) -> bool:
         return words(phrase) in self._index
 
+    def get(self, phrase: str) -> V | None:
+        """The value of exactly this phrase."""
+        return self._index.get(words(phrase))
+
     def find(
         self, tokens: list[Token], plurals: Callable[[tuple[str, ...]], bool] | bool = False
     ) -> list[tuple[int, int, V]]:

@@ -157,3 +157,20 @@ def test_a_yes_while_the_clinician_presses_is_the_examination() -> None:
     )
     [pain] = of_type(memories, MemoryType.SYMPTOM)
     assert "yes ." not in {e.quote for e in pain.evidence}
+
+
+def test_what_the_patient_cannot_do_is_the_vocabularys_difficulty() -> None:
+    lex = load_lexicon()
+    subjects = {
+        text: [m.subject for m in find_mentions(text, lex)]
+        for text in ("i can't stand up .", "it's hard to run now", "it's hard to get around")
+    }
+    assert subjects == {
+        "i can't stand up .": ["difficulty standing"],
+        "it's hard to run now": ["difficulty running"],
+        "it's hard to get around": [],
+    }
+    [own] = assertions("i can't sleep at night", [(2, 13)])
+    assert not own.negated  # the mention's own "can't" is the complaint
+    [denied] = assertions("i don't have any fever", [(17, 22)])
+    assert denied.negated
