@@ -100,8 +100,8 @@ def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> N
     if not (strong or weak or asked):
         return
     asked_meds = turn.asked.asked_meds() if turn.asked else []
-    if _prescribed_by_others(sentence.text):
-        return
+    if _prescribed_by_others(sentence.text) and not status:
+        return  # "they gave me aspirin"; but "... but i couldn't fill it" is the patient's
     found = [(m, "named") for m in meds]
     if strong and tokens & PRONOUNS and first:
         found += [(m, "pronoun-asked") for m in asked_meds if m.kind == "drug"]

@@ -191,6 +191,10 @@ _NEVER_GOT = re.compile(
     r"\bnever (?:\w+ )?(?:got|get|picked|filled|started|start|took|take|used|use)\b"
     r"|\b(?:did|have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:fill|filled|pick|picked|start|started)\b"
     r"|\b(?:didn't|haven't|hasn't) (?:\w+ )?(?:fill|filled|pick|picked|start|started)\b"
+    r"|\b(?:could n't|couldn't|could not|was n't able to|wasn't able to|was not able to)"
+    r" (?:\w+ )?(?:fill|pick|get (?:it|them|the|my))\b"
+    r"|\b(?:would n't|wouldn't|did n't|didn't|does n't|doesn't|wo n't|won't) cover\b"
+    r"|\bnot covered\b"
 )
 _ONLY_WHEN = re.compile(
     r"\b(?:only|just)\s+(?:\w+\s+)?(?:when|whenever|if)\b"

@@ -6,9 +6,10 @@ from engine.memories.cues import Polarity, asks_itself, polarity
 from engine.memories.lexicon import load_lexicon
 from engine.memories.mentions import find_mentions
 from engine.memories.regimen import dose_amounts, per_day
-from engine.models import MemoryType
+from engine.memories.relate import relate
+from engine.models import MemoryType, RelationshipType
 from tests.unit.test_memories_answers import of_type, run
-from tests.unit.test_memories_builders import condition
+from tests.unit.test_memories_builders import condition, medication
 
 STONE = condition("condition:text:kidney-stone", "Kidney stone, right", ref="Condition/stone")
 BACK = condition("condition:snomed:161891005", "Chronic back pain", ref="Condition/back")
@@ -174,3 +175,22 @@ def test_what_the_patient_cannot_do_is_the_vocabularys_difficulty() -> None:
     assert not own.negated  # the mention's own "can't" is the complaint
     [denied] = assertions("i don't have any fever", [(17, 22)])
     assert denied.negated
+
+
+def test_a_prescription_the_patient_could_not_fill_is_never_started() -> None:
+    cream = medication("medication:text:zostrix", "Zostrix (capsaicin) topical cream")
+    memories = run(
+        ("provider", "what did they do for you at that time ?"),
+        (
+            "patient",
+            "they gave me a prescription for zostrix but i couldn't fill it because of my "
+            "insurance .",
+        ),
+        facts=(cream,),
+    )
+    [taking] = of_type(memories, MemoryType.ADHERENCE)
+    assert taking.attributes["behavior"] == "never_started"
+    [edge] = relate([taking], [cream])
+    assert edge.type is RelationshipType.CONFLICTS
+    gave = run(("patient", "they gave me aspirin for it ."))
+    assert of_type(gave, MemoryType.ADHERENCE) == []
