@@ -40,12 +40,12 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     # finding is not the patient saying it (speaker discipline)
     finding = last is not None and _finding(turn, last)
     if last is not None and pol is not Polarity.NONE and not about_meds and not finding:
-        for m, a in last.mentions:
+        for question, m, a in _denied_together(turn, pol):
             # "a history of anaphylaxis , is that correct?" / "yes": the record, confirmed
             if m.kind in SYMPTOMISH and not (
-                a.family or a.hypothetical or a.historical or last.about_a_drug(m, turn.lex)
+                a.family or a.hypothetical or a.historical or question.about_a_drug(m, turn.lex)
             ):
-                _symptom_answer(turn, answer, pol, last, m)
+                _symptom_answer(turn, answer, pol, question, m)
     if last is not None and pol is Polarity.NONE and not about_meds and not finding:
         _wh_answer(turn, answer, last)
     if pol in {Polarity.YES, Polarity.NO} and not any(m.kind in MEDS for m, _ in answer.mentions):
@@ -53,6 +53,21 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
             if set(words(question.text)) & QUESTION_VERBS and not _finding(turn, question):
                 _med_answer(turn, answer, pol, question)
     _topic_answer(turn, pol)
+
+
+def _denied_together(turn: Turn, pol: Polarity) -> list[tuple[Sentence, Mention, Assertion]]:
+    """The mentions a reply answers: the last question's, and with a no, those of the
+    questions right before it too ("how about any abdominal pain ? fever , chills ?" /
+    "none of that"). A yes to such a list does not say which."""
+    assert turn.asked is not None and turn.asked.last is not None
+    questions = turn.asked.questions
+    asked = [questions[-1]]
+    if pol is Polarity.NO:
+        for question in reversed(questions[:-1]):
+            if not turn.asked.follows(question, asked[0]):
+                break
+            asked.insert(0, question)
+    return [(question, m, a) for question in asked for m, a in question.mentions]
 
 
 def read_confirmation(turn: Turn, answer: Sentence, pol: Polarity) -> None:

@@ -120,6 +120,15 @@ class Asked:
     def last(self) -> Sentence | None:
         return self.questions[-1] if self.questions else None
 
+    def follows(self, question: Sentence, then: Sentence) -> bool:
+        """`then` is the sentence right after `question`: nothing said between them."""
+        k = self.questions.index(question)
+        return (
+            k + 1 < len(self.questions)
+            and self.questions[k + 1] is then
+            and (self._where[k + 1] == self._where[k] + 1)
+        )
+
     def words(self) -> set[str]:
         """Every word of the questions."""
         return {w for q in self.questions for w in words(q.text)}

@@ -194,3 +194,13 @@ def test_a_prescription_the_patient_could_not_fill_is_never_started() -> None:
     assert edge.type is RelationshipType.CONFLICTS
     gave = run(("patient", "they gave me aspirin for it ."))
     assert of_type(gave, MemoryType.ADHERENCE) == []
+
+
+def test_a_no_to_a_list_of_questions_denies_each_and_a_yes_only_the_last() -> None:
+    heart = condition("condition:snomed:42343007", "Congestive heart failure", ref="Condition/hf")
+    asked = ("provider", "okay . and how about any swelling in your legs ? fever , chills ?")
+    [denied] = run(asked, ("patient", "uh , none of that ."), facts=(heart,))
+    assert denied.subject == "leg swelling" and denied.attributes["present"] is False
+    assert "and how about any swelling in your legs ?" in {e.quote for e in denied.evidence}
+    confirmed = run(asked, ("patient", "yes ."), facts=(heart,))
+    assert sorted(m.subject for m in confirmed) == ["chills", "fever"]
