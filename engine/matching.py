@@ -10,7 +10,7 @@ claim as resolution candidates.
 
 from collections.abc import Iterable
 
-from engine.models import Claim, FactKind, FactLink, MatchKey, MatchLayer, Merge
+from engine.models import Claim, FactKind, FactLink, MatchKey, MatchLayer, Merge, SourceClaims
 
 LAYERS = tuple(MatchLayer)
 
@@ -59,14 +59,16 @@ class MatchIndex:
             others |= found
         if merged_by is None and own in self._known:
             merged_by = _own_match(own)
-        placed = claim.model_copy(
-            update={
-                "fact_key": target,
-                "origin_key": own if target != own else None,
-                "merged_by": merged_by if target in self._known else None,
-                "candidates": tuple(sorted(others - {target})),
-            }
-        )
+        update = {
+            "fact_key": target,
+            "origin_key": own if target != own else None,
+            "merged_by": merged_by if target in self._known else None,
+            "candidates": tuple(sorted(others - {target})),
+        }
+        # Most claims of an ingest land in their own new fact; claims are frozen, so such
+        # a claim is kept as it is rather than copied.
+        unchanged = all(getattr(claim, name) == value for name, value in update.items())
+        placed = claim if unchanged else claim.model_copy(update=update)
         self._add(placed)
         return placed
 
@@ -89,6 +91,12 @@ def _own_match(fact_key: str) -> MatchKey:
     if system == "text":
         return MatchKey(layer=MatchLayer.TEXT, key=rest.replace("-", " "))
     return MatchKey(layer=MatchLayer.CODE, key=f"{system} {rest}")
+
+
+def place_source(index: MatchIndex, item: SourceClaims) -> SourceClaims:
+    """The source with each of its claims placed in the fact it belongs to."""
+    placed = tuple(index.place(claim) for claim in item.claims)
+    return item if placed == item.claims else item.model_copy(update={"claims": placed})
 
 
 def place_link(index: MatchIndex, link: FactLink) -> FactLink:

@@ -11,7 +11,7 @@ from typing import Any, Literal, LiteralString, Protocol, overload
 
 from engine import cypher
 from engine.errors import Conflict, NotFound
-from engine.matching import MatchIndex, place_link
+from engine.matching import MatchIndex, place_link, place_source
 from engine.models import (
     Batch,
     FactLink,
@@ -166,10 +166,7 @@ def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
         state = tx.run(cypher.BATCH_STATE, params | {"refs": refs}).single(strict=True)
         facts = fact_state(state["facts"])
         index = MatchIndex.of(c for f in facts for c in f["claims"])
-        placed = [
-            item.model_copy(update={"claims": tuple(index.place(c) for c in item.claims)})
-            for item in batch.sources
-        ]
+        placed = [place_source(index, item) for item in batch.sources]
         keys = {f["key"] for f in facts}
         if placed:
             keys = _upsert_sources(tx, params, placed, state["sources"], facts, counts)

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from engine.errors import Conflict, NotFound
-from engine.matching import MatchIndex, place_link
+from engine.matching import MatchIndex, place_link, place_source
 from engine.models import (
     Batch,
     Claim,
@@ -39,8 +39,7 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
     index = _match_index(db, key) if batch.sources or batch.fact_links else MatchIndex()
     stored = _stored_sources(db, key, batch.sources)
     for item in batch.sources:
-        placed = tuple(index.place(claim) for claim in item.claims)
-        _upsert_source(db, key, item.model_copy(update={"claims": placed}), stored, counts)
+        _upsert_source(db, key, place_source(index, item), stored, counts)
     for link in batch.fact_links:
         _add_link(db, key, place_link(index, link), counts)
     for ref in batch.retire:
