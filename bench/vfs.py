@@ -72,6 +72,7 @@ class Recorder:
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
+        self.overlapped_writes = store.overlapped_writes  # an attribute, not a call
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     def __getattr__(self, name: str) -> Callable[..., Any]:

@@ -95,6 +95,8 @@ def _scope(scope: Scope) -> Params:
 class Neo4jStore:
     """GraphStore on Neo4j 5 (Community or Enterprise); safe to share between threads."""
 
+    overlapped_writes = True  # a write waits on the server's statements and commit
+
     def __init__(self, driver: Driver, database: str | None = None, wait: bool = False) -> None:
         """Wraps a driver and creates the uniqueness constraints if they are missing.
 

@@ -39,6 +39,10 @@ from engine.store import PatientView, ViewRequest
 class SqliteStore:
     """GraphStore on SQLite; a connection per thread, so a web server's threads can share it."""
 
+    # A write is this process's own work, and a writing thread would open a connection of
+    # its own per ingest (and meet an in-memory database's table locks).
+    overlapped_writes = False
+
     def __init__(self, path: str) -> None:
         # An in-memory database is shared by the threads' connections through a named URI.
         self._path = f"file:cce-{id(self)}?mode=memory&cache=shared" if path == ":memory:" else path

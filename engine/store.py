@@ -59,6 +59,11 @@ class PatientView(Frozen):
 class GraphStore(Protocol):
     """The storage port of the engine."""
 
+    # Whether a caller gains by running writes on a thread of their own while it does its
+    # other work: true where a write mostly waits on a server (Neo4j); false where it is
+    # this process's own work (SQLite: the threads would only take turns).
+    overlapped_writes: bool
+
     def write(self, scope: Scope, batch: Batch) -> WriteResult:
         """Applies a batch in one transaction.
 

@@ -38,6 +38,7 @@ from ingest.fhir_ndjson import mapped_lines
 from ingest.identity import MISMATCH, demographic_conflicts, identity_conflict, masked
 from ingest.records import Problem, Record
 from ingest.versions import Documents
+from ingest.writes import Writes
 
 BATCH_SIZE = 500
 # Sources held across all patients of one input before every buffer is written out: an
@@ -130,6 +131,19 @@ class Ingestor:
 
     def feed(self, label: str, reader: Reader) -> None:
         """Consumes one input's records; links are written once its facts are all in."""
+        self.feed_all([(label, reader)])
+
+    def feed_all(self, inputs: Iterable[tuple[str, Reader]]) -> None:
+        """Consumes the inputs' records in order, as `feed` does each; the writes run while
+        the next records are read (`ingest.writes`), and are all done on return."""
+        writes = Writes(self._store, self.report.deltas.add)
+        try:
+            for label, reader in inputs:
+                self._feed(label, reader, writes)
+        finally:
+            writes.close()
+
+    def _feed(self, label: str, reader: Reader, writes: Writes) -> None:
         self.report.files += 1
         buffers: dict[str, _PatientBuffer] = {}
         documents = Documents(self._store, self._org)
@@ -146,6 +160,7 @@ class Ingestor:
             patient = item.patient
             if patient is not None and target not in checked:
                 checked.add(target)
+                writes.settle(target)
                 patient = self._checked(label, target, patient)
                 if patient is None:
                     refused.add(target)
@@ -154,6 +169,8 @@ class Ingestor:
                 self.report.rejected += 1
                 continue
             self.report.resources += 1
+            if item.document is not None:
+                writes.settle(target)  # a document's first entry reads its stored versions
             if (
                 item.source is not None
                 and item.document is not None
@@ -170,14 +187,13 @@ class Ingestor:
             buffer.links.extend(item.links)
             if len(buffer.sources) >= BATCH_SIZE:
                 pending -= len(buffer.sources)
-                self._flush(target, buffer, with_links=False)
+                self._flush(target, buffer, writes, with_links=False)
             elif pending >= MAX_PENDING:
-                self._flush_all(buffers, with_links=False)
+                self._flush_all(buffers, writes, with_links=False)
                 pending = 0
-        self._flush_all(buffers, with_links=True)
+        self._flush_all(buffers, writes, with_links=True)
         for owner, refs in documents.retired():
-            scope = Scope(org=self._org, patient=owner)
-            self.report.deltas.add(self._store.write(scope, Batch(retire=refs)))
+            writes.write(Scope(org=self._org, patient=owner), Batch(retire=refs))
         if read == 0 and not self.report.unusable and not self._errors_in(label):
             self.report.warnings.append(
                 Problem(severity="warning", file=label, message="no usable resources found")
@@ -240,11 +256,15 @@ class Ingestor:
             self.report.rejected += 1
             self.report.errors.append(problem)
 
-    def _flush_all(self, buffers: dict[str, _PatientBuffer], with_links: bool) -> None:
+    def _flush_all(
+        self, buffers: dict[str, _PatientBuffer], writes: Writes, with_links: bool
+    ) -> None:
         for patient, buffer in buffers.items():
-            self._flush(patient, buffer, with_links)
+            self._flush(patient, buffer, writes, with_links)
 
-    def _flush(self, patient: str, buffer: _PatientBuffer, with_links: bool) -> None:
+    def _flush(
+        self, patient: str, buffer: _PatientBuffer, writes: Writes, with_links: bool
+    ) -> None:
         links = tuple(buffer.links) if with_links else ()
         if buffer.patient is None and not buffer.sources and not links:
             return
@@ -253,12 +273,10 @@ class Ingestor:
         # order): sources without lastUpdated rank by it, so reruns pick the same winners.
         now = self._clock()
         sources = tuple(
-            SourceClaims(source=s.source.model_copy(update={"ingested_at": now}), claims=s.claims)
+            s.model_copy(update={"source": s.source.model_copy(update={"ingested_at": now})})
             for s in buffer.sources
         )
-        batch = Batch(patient=buffer.patient, sources=sources, fact_links=links)
-        result = self._store.write(scope, batch)
-        self.report.deltas.add(result)
+        writes.write(scope, Batch(patient=buffer.patient, sources=sources, fact_links=links))
         self.report.patients[patient] = self.report.patients.get(patient, 0) + len(buffer.sources)
         buffer.patient = None
         buffer.sources.clear()
@@ -370,12 +388,12 @@ def ingest_paths(
     with _reader_pool(workers, len(documents), exports) as pool:
         read = partial(read_document, patient_key=patient_key)
         parsed = pool.imap(read, documents) if pool else map(read, documents)
-        for path, is_ndjson in found:
-            if is_ndjson:
-                lines = read_fhir_ndjson(path, str(path), patient_key, pool=pool)
-                ingestor.feed(str(path), lines)
-            else:
-                ingestor.feed(str(path), iter(next(parsed)))
+        ingestor.feed_all(
+            (str(path), read_fhir_ndjson(path, str(path), patient_key, pool=pool))
+            if is_ndjson
+            else (str(path), iter(next(parsed)))
+            for path, is_ndjson in found
+        )
     return ingestor.report
 
 
