@@ -60,13 +60,7 @@ def _denied_together(turn: Turn, pol: Polarity) -> list[tuple[Sentence, Mention,
     questions right before it too ("how about any abdominal pain ? fever , chills ?" /
     "none of that"). A yes to such a list does not say which."""
     assert turn.asked is not None and turn.asked.last is not None
-    questions = turn.asked.questions
-    asked = [questions[-1]]
-    if pol is Polarity.NO:
-        for question in reversed(questions[:-1]):
-            if not turn.asked.follows(question, asked[0]):
-                break
-            asked.insert(0, question)
+    asked = turn.asked.last_run() if pol is Polarity.NO else [turn.asked.last]
     return [(question, m, a) for question in asked for m, a in question.mentions]
 
 

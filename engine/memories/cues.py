@@ -244,12 +244,13 @@ _OTHERS_WORRY = re.compile(
 )
 
 
+# What may open a question before its first word that counts.
+_QUESTION_LEAD = r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now)\W+)*"
 # A patient's question that speech recognition left without its mark opens with an
 # inverted auxiliary, maybe after a wh-word: "is that golfer's elbow", "when can i play
 # basketball again".
 _ASKS_ITSELF = re.compile(
-    r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now)\W+)*"
-    r"(?:(?:what|when|how|why|which|where)(?: \w+)? )?"
+    _QUESTION_LEAD + r"(?:(?:what|when|how|why|which|where)(?: \w+)? )?"
     r"(?:is|was|will|would|can|could|should|do|does|did|am)"
     r" (?:i|it|that|this|we|there|my|the)\b"
 )
@@ -263,9 +264,7 @@ _QUESTION_WORD = re.compile(
     r"\b(?:what|what's|when|how|how's|why|which|where|who|is|are|was|were|will|would|can"
     r"|could|should|do|does|did|am|have|has)\b"
 )
-_WH_OPENING = re.compile(
-    r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now)\W+)*(?:what|how|why|which|where|who)\b"
-)
+_WH_OPENING = re.compile(_QUESTION_LEAD + r"(?:what|how|why|which|where|who)\b")
 
 
 def asks_itself(sentence: str) -> bool:
@@ -277,8 +276,7 @@ def asks_itself(sentence: str) -> bool:
 
 
 def asks_what(sentence: str) -> bool:
-    """A wh-question asks for options, it requests nothing ("what can we do about this?"
-    against "can we do the injection?")."""
+    """The sentence opens with a wh-word ("what can we do about this?")."""
     return bool(_WH_OPENING.match(sentence.strip().lower()))
 
 

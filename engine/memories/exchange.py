@@ -120,14 +120,13 @@ class Asked:
     def last(self) -> Sentence | None:
         return self.questions[-1] if self.questions else None
 
-    def follows(self, question: Sentence, then: Sentence) -> bool:
-        """`then` is the sentence right after `question`: nothing said between them."""
-        k = self.questions.index(question)
-        return (
-            k + 1 < len(self.questions)
-            and self.questions[k + 1] is then
-            and (self._where[k + 1] == self._where[k] + 1)
-        )
+    def last_run(self) -> list[Sentence]:
+        """The last question and the questions said right before it, with nothing between
+        them ("how about any abdominal pain ? fever , chills ?")."""
+        k = len(self.questions) - 1
+        while k > 0 and self._where[k - 1] == self._where[k] - 1:
+            k -= 1
+        return self.questions[k:]
 
     def words(self) -> set[str]:
         """Every word of the questions."""

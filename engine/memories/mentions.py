@@ -185,20 +185,20 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
     out = []
     for match in _INABILITY.finditer(text.lower()):
         verb, after = match.group(1), match.group(2)
-        for end, phrase in (
-            *((match.end(2), f"difficulty {g} {after}") for g in _gerunds(verb) if after),
-            *((match.end(1), f"difficulty {g}") for g in _gerunds(verb)),
-            *((match.end(1), f"difficulty in {g}") for g in _gerunds(verb)),
-            (match.end(1), f"inability to {verb}"),
-        ):
-            term = lex.symptoms.get(phrase)
-            if term is not None:
-                out.append(
-                    Mention(
-                        "symptom", match.start(), end, term.canonical, term.canonical, term.source
-                    )
-                )
-                break
+        gerunds = _gerunds(verb)
+        tried = [(match.end(2), f"difficulty {g} {after}") for g in gerunds if after]
+        tried += [
+            (match.end(1), f"{lead} {g}")
+            for lead in ("difficulty", "difficulty in")
+            for g in gerunds
+        ]
+        tried.append((match.end(1), f"inability to {verb}"))
+        hit = next(((end, t) for end, p in tried if (t := lex.symptoms.get(p)) is not None), None)
+        if hit is not None:
+            end, term = hit
+            out.append(
+                Mention("symptom", match.start(), end, term.canonical, term.canonical, term.source)
+            )
     return out
 
 

@@ -163,7 +163,7 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     topical = bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
     if not (cue or (asks and topical)):
         return
-    if _asks_for_something(sentence.text, turn.lex) and not cues.asks_what(sentence.text):
+    if _requests(sentence.text, turn.lex):
         return
     subject = sentence.mentions[0][0].subject if sentence.mentions else (cue or "question")
     turn.out.add(
@@ -180,13 +180,8 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
 
 def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> None:
     tokens = tokenize(sentence.text)
-    found = (
-        []
-        if cues.asks_what(sentence.text)
-        else [name for name, index in turn.lex.preference_cues if index.find(tokens)]
-    )
     # a plain wish counts least ("i want to ... i'd rather")
-    kind = min(found, key=lambda name: name == "wish", default=None)
+    kind = min(_requests(sentence.text, turn.lex), key=lambda name: name == "wish", default=None)
     if kind in {"care", "wish"}:
         for topic, index in turn.lex.preference_topics:
             if index.find(tokens):
@@ -221,9 +216,13 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
     )
 
 
-def _asks_for_something(text: str, lex: Lexicon) -> bool:
+def _requests(text: str, lex: Lexicon) -> list[str]:
+    """The kinds of preference cue the sentence carries; none in a wh-question, which
+    asks for options ("what can we do about this?" against "can we do the injection?")."""
+    if cues.asks_what(text):
+        return []
     tokens = tokenize(text)
-    return any(index.find(tokens) for _, index in lex.preference_cues)
+    return [name for name, index in lex.preference_cues if index.find(tokens)]
 
 
 def warm_up() -> None:

@@ -144,7 +144,7 @@ def symptom_type(
     not tell which).
     """
     present = memory.attributes.get("present", True)
-    inactive = (fact.status or "active").lower() in INACTIVE
+    inactive = _inactive(fact)
     if inactive and present:
         return RelationshipType.CONFLICTS, "ongoing symptoms of a condition recorded resolved"
     if inactive:
@@ -204,14 +204,14 @@ def _one_of_class(memory: Memory, facts: list[Fact]) -> list[Fact]:
     """
     if len(facts) <= 1 or memory.attributes.get("plural"):
         return facts
-    active = [f for f in facts if (f.status or "active").lower() not in INACTIVE]
+    active = [f for f in facts if not _inactive(f)]
     return active if len(active) == 1 else []
 
 
 def adherence_type(memory: Memory, fact: Fact) -> tuple[RelationshipType, str]:
     """GUIDELINE §3 for an adherence statement about a recorded medication."""
     behaviour = memory.attributes.get("behavior", "as_prescribed")
-    recorded_off = (fact.status or "active").lower() in INACTIVE
+    recorded_off = _inactive(fact)
     if recorded_off:
         if behaviour in {"stopped", "never_started"}:
             if memory.attributes.get("reason"):
