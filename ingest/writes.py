@@ -6,8 +6,10 @@ next records. The writes still run one at a time in the order they were queued, 
 serial ingest, and their results are counted in that order by the ingest's own thread. A
 read of a patient first waits for the patient's queued writes (`settle`), so that it sees
 them. After a write fails, the writes queued behind it are dropped and the failure is
-raised by the next call, as the write itself would have raised it. Other stores are
-written at once, on the ingest's thread.
+raised by the next call, as the write itself would have raised it. At most
+`MAX_QUEUED_SOURCES` sources wait in the queue: beyond that, `write` waits for the oldest
+writes, so a reader faster than the server does not hold the export in memory. Other
+stores are written at once, on the ingest's thread.
 """
 
 import threading
@@ -17,6 +19,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from engine.models import Batch, Scope, WriteResult
 from engine.store import GraphStore
+
+# Sources queued and not yet written, at most (with the reader's own `MAX_PENDING`, what
+# an ingest holds in memory).
+MAX_QUEUED_SOURCES = 5_000
 
 
 class Writes:
@@ -30,7 +36,8 @@ class Writes:
             if store.overlapped_writes
             else None
         )
-        self._queued: deque[Future[WriteResult | None]] = deque()
+        self._queued: deque[tuple[Future[WriteResult | None], int]] = deque()
+        self._queued_sources = 0
         self._last: dict[str, Future[WriteResult | None]] = {}  # by patient
         self._failed = threading.Event()
 
@@ -40,8 +47,11 @@ class Writes:
             self._counted(self._store.write(scope, batch))
             return
         self._count(wait=False)
+        while self._queued and self._queued_sources + len(batch.sources) > MAX_QUEUED_SOURCES:
+            self._count_oldest()
         future = self._thread.submit(self._run, scope, batch)
-        self._queued.append(future)
+        self._queued.append((future, len(batch.sources)))
+        self._queued_sources += len(batch.sources)
         self._last[scope.patient] = future
 
     def settle(self, patient: str) -> None:
@@ -71,7 +81,12 @@ class Writes:
             raise
 
     def _count(self, wait: bool) -> None:
-        while self._queued and (wait or self._queued[0].done()):
-            result = self._queued.popleft().result()
-            if result is not None:
-                self._counted(result)
+        while self._queued and (wait or self._queued[0][0].done()):
+            self._count_oldest()
+
+    def _count_oldest(self) -> None:
+        future, sources = self._queued.popleft()
+        self._queued_sources -= sources
+        result = future.result()
+        if result is not None:
+            self._counted(result)

@@ -11,12 +11,13 @@ reading out a list are not adherence.
 """
 
 import re
+from dataclasses import replace
 
 from engine.memories import cues
 from engine.memories.entities import product_words
 from engine.memories.exchange import Sentence
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
-from engine.memories.regimen import dose_amounts, per_day
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, class_drugs
+from engine.memories.regimen import dose_amounts, on_schedule, per_day
 from engine.memories.text import clause_around, tokenize, words
 from engine.memories.turn import Turn
 
@@ -142,6 +143,11 @@ def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Men
     named = turn.asked.named_meds() if turn.asked else []
     if named:
         return [(n, "provider-named") for n in named]
+    # "in terms of your high blood pressure, how are you doing?" / "i take my medicine"
+    topic = turn.asked.topic(turn.conditions_of) if turn.asked else None
+    treats = class_drugs(topic.subject, turn.lex) if topic else ()
+    if treats:
+        return [(replace(m, class_drugs=treats), "provider-topic")]
     return [(m, "unnamed")]
 
 
@@ -213,7 +219,10 @@ def _prescribed_by_others(text: str) -> bool:
 
 def _pattern_nearby(turn: Turn, sentence: Sentence) -> tuple[str, str | None] | None:
     """ "only when it goes over 85 degrees . so that's when i've been using it": the
-    as-needed pattern said next to the sentence, in one that names no other drug."""
+    as-needed pattern said next to the sentence, in one that names no other drug, when
+    the sentence gives no schedule of its own ("i take my medicine daily ." stands)."""
+    if on_schedule(sentence.text):
+        return None
     k = turn.parsed.index(sentence)
     for near in turn.parsed[max(0, k - 1) : k] + turn.parsed[k + 1 : k + 2]:
         if any(m.kind in MEDS for m, _ in near.mentions):

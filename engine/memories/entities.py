@@ -1,8 +1,9 @@
 """Same clinical entity (GUIDELINE §3): which record fact a memory is about.
 
 A symptom is the same entity as a condition when they share a distinctive word ("back
-pain" / "Chronic low back pain") or the symptom is a manifestation of it in the curated
-table (`cues.json`: wheezing → asthma, sugars → diabetes). A medication is the same
+pain" / "Chronic low back pain"), when the HPO-generated vocabulary gives both one
+concept ("shortness of breath" / "Dyspnea"), or when the symptom is a manifestation of it
+in the curated table (`cues.json`: wheezing → asthma, sugars → diabetes). A medication is the same
 entity when an ingredient matches, brand or generic ("Norvasc" / amlodipine), or when a
 description names the product ("scar gel") or its class ("blood pressure pill").
 """
@@ -74,6 +75,7 @@ class ConditionView:
     fact: Fact
     text: str
     words: frozenset[str]
+    concepts: frozenset[str]  # the vocabulary's concepts the label's parts name
 
 
 def _stem(word: str) -> str:
@@ -90,9 +92,19 @@ def condition_views(facts: Iterable[Fact]) -> list[ConditionView]:
     views = []
     for fact in facts:
         if fact.kind is FactKind.CONDITION:
-            text = " ".join([fact.label, *(c.display or "" for c in fact.codes)]).lower()
-            views.append(ConditionView(fact, text, content_words(text)))
+            displays = [c.display for c in fact.codes if c.display]
+            text = " ".join([fact.label, *displays]).lower()
+            parts = [fact.label, *_LABEL_BREAK.split(fact.label), *displays]
+            concepts = frozenset(c for part in parts if part and (c := concept(part)))
+            views.append(ConditionView(fact, text, content_words(text), concepts))
     return views
+
+
+def concept(phrase: str) -> str | None:
+    """The symptom vocabulary's concept for exactly this phrase: HPO's preferred name, which
+    its synonyms share ("shortness of breath" and "dyspnea": dyspnea)."""
+    term = load_lexicon().symptoms.get(phrase.strip())
+    return term.canonical if term else None
 
 
 # Where a condition label divides into the things it names ("Osteoarthritis of knee,
@@ -134,6 +146,8 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
     shared = subject_words & view.words
     felt = _sensations(subject_words - _body_words())
     if shared and (felt or not (shared <= _body_words() and _differ(subject_words, view.words))):
+        return "name"
+    if concept(subject) in view.concepts:
         return "name"
     tokens = set(words(subject))
     for key, signs in load_lexicon().manifestations.items():

@@ -300,7 +300,7 @@ def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                 name,
                 surface,
                 drugs=(name,),
-                class_drugs=_class_drugs(surface, lex),
+                class_drugs=class_drugs(surface, lex),
             )
         )
     for i, j, noun in lex.med_nouns.find(tokens, plurals=True):
@@ -315,13 +315,14 @@ def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                 tokens[j - 1].end,
                 phrase,
                 noun,
-                class_drugs=_class_drugs(phrase, lex),
+                class_drugs=class_drugs(phrase, lex),
             )
         )
     return out
 
 
-def _class_drugs(phrase: str, lex: Lexicon) -> tuple[str, ...]:
+def class_drugs(phrase: str, lex: Lexicon) -> tuple[str, ...]:
+    """The members of every medication class the phrase names ("blood pressure")."""
     drugs: list[str] = []
     for key, members in lex.med_classes.items():
         if re.search(rf"\b{re.escape(key)}\b", phrase):

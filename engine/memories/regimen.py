@@ -26,6 +26,7 @@ _TWO_MEALS = re.compile(
     r"|morning and (?:in the )?evening)\b"
 )
 _ORDER_DAILY = re.compile(r"\b(daily|once a day|every day|at bedtime|every morning)\b")
+_REGULAR = re.compile(r"\b(regularly|every night|every evening|each day|everyday)\b")
 _AS_NEEDED = re.compile(r"as needed|\bprn\b|when needed|if needed")
 # What a patient says when the as-needed use is exactly the order, adding nothing.
 PLAIN_AS_NEEDED = frozenset({"as needed", "when needed", "if needed", "prn", "as necessary"})
@@ -47,6 +48,13 @@ def per_day(text: str) -> float | None:
     if "every other day" in text:
         return 0.5
     return None
+
+
+def on_schedule(text: str) -> bool:
+    """The words say the drug is taken on a schedule ("daily", "twice a day", "every
+    morning", "regularly")."""
+    lower = text.lower()
+    return per_day(lower) is not None or bool(_ORDER_DAILY.search(lower) or _REGULAR.search(lower))
 
 
 def order_text(fact: Fact) -> str:

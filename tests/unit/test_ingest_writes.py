@@ -6,9 +6,11 @@ import time
 import pytest
 
 from engine.errors import StoreUnavailable
-from engine.models import Batch, Scope, WriteResult
+from engine.models import Batch, Scope, SourceClaims, WriteResult
 from engine.store import GraphStore
+from ingest import writes as writes_module
 from ingest.writes import Writes
+from tests.unit.test_memories_builders import source
 
 
 class SlowStore:
@@ -18,12 +20,14 @@ class SlowStore:
         self.overlapped_writes = overlapped
         self.fail_on = fail_on
         self.written: list[tuple[str, str]] = []
+        self.sources_written = 0
 
     def write(self, scope: Scope, batch: Batch) -> WriteResult:
         time.sleep(0.01)
         if scope.patient == self.fail_on:
             raise StoreUnavailable("Neo4j is unavailable: gone")
         self.written.append((scope.patient, threading.current_thread().name))
+        self.sources_written += len(batch.sources)
         return WriteResult(sources_retired=len(batch.retire))
 
 
@@ -77,3 +81,19 @@ def test_a_store_that_does_not_overlap_writes_is_written_at_once_here() -> None:
     assert store.written == [("a", threading.current_thread().name)]
     assert counted == [1]
     writes.close()
+
+
+def test_a_reader_faster_than_the_store_waits_once_the_queue_is_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(writes_module, "MAX_QUEUED_SOURCES", 3)
+    store = SlowStore(overlapped=True)
+    writes, _ = writes_to(store)
+    queued = []
+    for n in range(10):
+        batch = Batch(sources=(SourceClaims(source=source(f"Condition/c{n}"), claims=()),))
+        writes.write(scope("a"), batch)
+        queued.append(n + 1 - store.sources_written)
+    writes.close()
+    assert max(queued) == 3  # written as fast as the store goes, never more waiting
+    assert store.sources_written == 10

@@ -66,6 +66,19 @@ Want = tuple[str, str, str] | None
 
 CASES: list[tuple[str, Turns, list[Fact], Want]] = [
     (
+        "unnamed medicine of the condition asked about, on a schedule of its own",
+        [
+            ("provider", "let's talk about your blood pressure . how has that been ?"),
+            (
+                "patient",
+                "it's been okay . i take my pills every morning . "
+                "i do eat salty food once in a while though .",
+            ),
+        ],
+        [LISIN, HTN, SERT],
+        ("adherence", "pill", "corroborates"),
+    ),
+    (
         "dose differs words",
         [
             ("provider", "how are you taking the lisinopril ?"),

@@ -236,3 +236,11 @@ def test_sharing_only_a_body_part_is_no_match_when_each_names_something_else() -
     knee_pain = memory(MemoryType.SYMPTOM, "knee pain", "my knee hurts", present=True)
     assert relate([lump], [scars]) == []
     assert [e.fact_key for e in relate([knee_pain], [knee])] == [knee.fact_key]
+
+
+def test_a_symptom_and_a_condition_the_vocabulary_calls_one_concept_are_the_same() -> None:
+    dyspnea = condition("condition:snomed:267036007", "Dyspnea (finding)")
+    breath = memory(MemoryType.SYMPTOM, "shortness of breath", "i get winded", present=True)
+    [edge] = relate([breath], [dyspnea, HYPERTENSION])  # HPO: a synonym of dyspnea
+    assert edge.fact_key == dyspnea.fact_key
+    assert edge.type is RelationshipType.ENRICHES and "by name" in edge.rationale
