@@ -3,9 +3,9 @@
 A symptom is the same entity as a condition when they share a distinctive word ("back
 pain" / "Chronic low back pain"), when the HPO-generated vocabulary gives both one
 concept ("shortness of breath" / "Dyspnea"), or when the symptom is a manifestation of it
-in the curated table (`cues.json`: wheezing → asthma, sugars → diabetes). A medication is the same
-entity when an ingredient matches, brand or generic ("Norvasc" / amlodipine), or when a
-description names the product ("scar gel") or its class ("blood pressure pill").
+in the curated table (`cues.json`: wheezing → asthma, sugars → diabetes). A medication is
+the same entity when an ingredient matches, brand or generic ("Norvasc" / amlodipine), or
+when a description names the product ("scar gel") or its class ("blood pressure pill").
 """
 
 import re
