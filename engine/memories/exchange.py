@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from engine.memories import cues
 from engine.memories.context import Assertion, assertions
 from engine.memories.lexicon import Lexicon
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, find_mentions, find_parts
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, find_mentions, part_groups
 from engine.memories.text import question_span, sentences, tokenize, words
 from engine.models import Message
 
@@ -183,9 +183,10 @@ class Asked:
         return None
 
     def body_part(self, lex: Lexicon) -> str | None:
-        """The body part the last question is about ("how is that right arm doing?")."""
+        """The body part the last question is about ("how is that right arm doing?"), or
+        the parts it joins ("how are your knees and hips?")."""
         for sentence in self._near_last():
-            parts = find_parts(tokenize(sentence.text), lex)
+            parts = part_groups(tokenize(sentence.text), lex)
             if parts:
                 return parts[-1][2]
         return None

@@ -235,6 +235,25 @@ def find_parts(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]:
     return out
 
 
+# What joins body parts into one: "neck and back", "knees or hips".
+_JOINED = (["and"], ["or"], [",", "and"])
+
+
+def part_groups(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]:
+    """The body parts in `tokens`, parts joined by "and" or "or" as one ("your neck and
+    back" → "neck and back"): a complaint said of them later ("how's your pain?") is
+    every part's."""
+    groups: list[tuple[int, int, str]] = []
+    for i, j, part in find_parts(tokens, lex):
+        between = [t.text for t in tokens[groups[-1][1] : i]] if groups else []
+        if between in _JOINED:
+            start, _, joined = groups[-1]
+            groups[-1] = (start, j, f"{joined} {between[-1]} {part}")
+        else:
+            groups.append((i, j, part))
+    return groups
+
+
 def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint."""
     parts = find_parts(tokens, lex)
@@ -245,7 +264,7 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
         closest = min(near, key=lambda p: abs(p[0] - ci)) if near else None
         if closest is None or _crosses_sentence(tokens, min(closest[0], ci), max(closest[1], cj)):
             if (back := _pointed_back(tokens, parts, ci)) is not None:
-                subject = f"{_singular_part(back)} {complaint}"
+                subject = f"{singular_part(back)} {complaint}"
                 start = tokens[ci - 1].start
                 out.append(Mention("body", start, tokens[cj - 1].end, subject, subject))
             elif complaint not in lex.part_only_complaints:
@@ -256,12 +275,12 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             continue
         pi, pj, part = closest
         lo, hi = min(pi, ci), max(pj, cj)
-        subject = f"{_singular_part(part)} {complaint}"
+        subject = f"{singular_part(part)} {complaint}"
         out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
         if pj == ci:  # "back and knee pain": the complaint is both parts'
             for qi, qj, other in parts:
                 if qj < pi and {t.text for t in tokens[qj:pi]} <= {"and", "or"}:
-                    both = f"{_singular_part(other)} {complaint}"
+                    both = f"{singular_part(other)} {complaint}"
                     out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
     return out
 
@@ -280,7 +299,8 @@ def _pointed_back(tokens: list[Token], parts: list[tuple[int, int, str]], ci: in
     return before[-1][2] if before else None
 
 
-def _singular_part(part: str) -> str:
+def singular_part(part: str) -> str:
+    """Every word of a body part in the singular ("knees and hips" → "knee and hip")."""
     return " ".join(singular(w) for w in part.split())
 
 

@@ -21,7 +21,7 @@ from engine.memories.mentions import (
     PART_DETERMINERS,
     SYMPTOMISH,
     Mention,
-    find_parts,
+    part_groups,
 )
 from engine.memories.text import tokenize, words
 from engine.memories.turn import Collector, Turn
@@ -38,7 +38,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.4.0"
+    version = "1.5.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -86,11 +86,11 @@ class OfflineExtractor:
 
 def _body_parts(text: str, lex: Lexicon) -> list[str]:
     """The body parts a turn talks about: named after a determiner or a side ("my knee",
-    "the left knee"), not "are you back on your skis"."""
+    "the left knee", "your neck and back"), not "are you back on your skis"."""
     tokens = tokenize(text)
     return [
         part
-        for i, _, part in find_parts(tokens, lex)
+        for i, _, part in part_groups(tokens, lex)
         if i > 0 and tokens[i - 1].text in PART_DETERMINERS
     ]
 

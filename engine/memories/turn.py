@@ -14,7 +14,7 @@ from engine.memories.entities import ConditionView, same_condition
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.lexicon import Lexicon
-from engine.memories.mentions import Mention, find_parts, singular
+from engine.memories.mentions import Mention, part_groups, singular_part
 from engine.memories.text import clause_around, tokenize, words
 from engine.models import Message
 
@@ -125,9 +125,9 @@ class Turn:
         if not hits:
             return m.subject
         part = self.asked.body_part(self.lex) if self.asked else None
-        said = find_parts(tokenize(said_before), self.lex)
+        said = part_groups(tokenize(said_before), self.lex)
         part = part or (said[-1][2] if said else None) or self.recent_part
-        return f"{singular(part)} {hits[0][2]}" if part else m.subject
+        return f"{singular_part(part)} {hits[0][2]}" if part else m.subject
 
     def quote(self, start: int, end: int) -> Quote:
         return quote(self.message, start, end)

@@ -427,6 +427,24 @@ def test_a_complaint_without_its_part_takes_the_part_asked_about() -> None:
     assert [e for e in edges if e[1] == "knee swelling"]
 
 
+def test_a_complaint_asked_about_after_joined_parts_is_every_parts() -> None:
+    turns: Turns = [
+        ("provider", "you're here about your right knee and hip pain ."),
+        ("patient", "that's right ."),
+        ("provider", "how has the pain been this month ?"),
+        ("patient", "worse , especially on the stairs ."),
+    ]
+    hip = condition("condition:text:hip", "Osteoarthritis of right hip")
+    facts = [KNEE, hip, DM]
+    extractor = OfflineExtractor()
+    messages = conversation(*turns)
+    extraction = extractor.extract(messages, facts)
+    accepted = checked(extraction.candidates, messages, extractor.name, extractor.version)
+    assert [m.subject for m, _ in accepted] == ["knee and hip pain"]
+    linked = {r.fact_key for r in relate_all(accepted, facts, "x")}
+    assert linked == {KNEE.fact_key, hip.fact_key}
+
+
 def test_a_part_only_complaint_alone_is_no_symptom() -> None:
     turns: Turns = [
         ("provider", "do those symptoms get better when you stand up ?"),
