@@ -2,7 +2,8 @@
 
 Values always travel as `$parameters`, lists of rows as `UNWIND $rows AS row`. Labels and
 relationship types cannot be parameters, so they are formatted into statements here from
-enum members only, never from input. Every statement is confined to `$org` and `$patient`.
+enum members only, never from input. Every statement is confined to `$org` and `$patient`
+(`LOCK_PATIENTS`, to `$org` and the patients of `$patients`).
 
 A lookup by part of a node key (`org`, `patient`) adds `IS NOT NULL` for the remaining key
 properties: that is what lets the planner seek in the composite index that backs the
@@ -103,11 +104,15 @@ _ORPHAN = (
 
 # patients
 
-MERGE_PATIENT = (
-    f"MERGE {node('p', Label.PATIENT)} ON CREATE SET p.data = $empty"
-    f" SET p.data = coalesce($data, p.data) {LOCK.format('p')}"
+# Patients of `$org` locked in the order of `$patients`, rows of `{patient, upsert, data}`:
+# a patient is created (its data `$empty`) only if `upsert`, else locked only if it exists,
+# and its data replaced by the row's unless that is null.
+LOCK_PATIENTS = (
+    "UNWIND $patients AS row WITH row WHERE row.upsert"
+    f" OR EXISTS {{ (:{Label.PATIENT} {{org: $org, patient: row.patient}}) }}"
+    f" MERGE (p:{Label.PATIENT} {{org: $org, patient: row.patient}}) ON CREATE SET p.data = $empty"
+    f" SET p.data = coalesce(row.data, p.data) {LOCK.format('p')}"
 )
-LOCK_PATIENT = f"MATCH {node('p', Label.PATIENT)} {LOCK.format('p')}"
 GET_PATIENT = f"MATCH {node('p', Label.PATIENT)} RETURN p.data AS data"
 SET_MEMORY_PAUSED = (
     f"MATCH {node('p', Label.PATIENT)} SET p.memory_paused = $paused RETURN count(p) AS found"

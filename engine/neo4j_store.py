@@ -1,11 +1,12 @@
-"""The server GraphStore: Neo4j through the official driver, one managed transaction per batch.
+"""The server GraphStore: Neo4j through the official driver, one managed transaction per batch
+(or per `write_many`).
 
 Every write transaction first takes a write lock on the patient's node (or the session's,
-for messages), so writes to one patient are serialised as SQLite serialises all writes:
-the reads a write decides on cannot change under it, and uniqueness constraints remain as a
-backstop. Cypher lives in `engine.cypher`, the write transactions in `engine.neo4j_write`;
-this is the only module that imports `neo4j`.
-"""
+for messages; the nodes of all its patients, in sorted order, for `write_many`), so writes
+to one patient are serialised as SQLite serialises all writes: the reads a write decides on
+cannot change under it, and uniqueness constraints remain as a backstop. Cypher lives in
+`engine.cypher`, the write transactions in `engine.neo4j_write`; this is the only module
+that imports `neo4j`."""
 
 import functools
 import threading
@@ -226,10 +227,14 @@ class Neo4jStore:
 
     # writes
 
-    @_translated
     def write(self, scope: Scope, batch: Batch) -> WriteResult:
         """Applies a batch in one transaction; see `GraphStore.write`."""
-        return self._write(neo4j_write.apply_batch, _scope(scope), batch)
+        return self.write_many([(scope, batch)])[0]
+
+    @_translated
+    def write_many(self, writes: Sequence[tuple[Scope, Batch]]) -> list[WriteResult]:
+        """Applies batches in order in one transaction; see `GraphStore.write_many`."""
+        return self._write(neo4j_write.apply_batches, [(_scope(s), b) for s, b in writes])
 
     @_translated
     def create_session(self, scope: Scope, session: Session) -> Session:

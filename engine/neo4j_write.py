@@ -1,4 +1,4 @@
-"""The Neo4j write transactions: a batch, creating and closing a session, messages.
+"""The Neo4j write transactions: batches, creating and closing a session, messages.
 
 `Neo4jStore` runs each function in one managed transaction and retries it; they reach
 the transaction through `Transaction`, the few driver methods they call, so that only
@@ -142,25 +142,57 @@ def append_messages(
     return added
 
 
-def lock_patient(tx: Transaction, params: Params, *, upsert: bool, data: str | None = None) -> None:
+def lock_patient(tx: Transaction, params: Params, *, upsert: bool) -> None:
     """Locks the patient's node until the transaction ends, creating it if `upsert`."""
-    if upsert:
-        empty = Patient().model_dump_json()
-        tx.run(cypher.MERGE_PATIENT, params | {"empty": empty, "data": data}).consume()
-    else:
-        tx.run(cypher.LOCK_PATIENT, params).consume()
+    lock_patients(tx, params["org"], [{"patient": params["patient"], "upsert": upsert}])
 
 
-def apply_batch(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
-    """Applies a batch under the patient's lock; see `GraphStore.write`.
+def lock_patients(tx: Transaction, org: str, rows: Sequence[Params]) -> None:
+    """Locks the org's patients until the transaction ends, in the order of `rows`.
+
+    Args:
+        tx: the transaction.
+        org: the patients' org.
+        rows: `{patient, upsert, data}` each: the patient is created if `upsert` (else
+            locked only if it exists) and its demographics set to `data` (JSON) unless
+            that is missing or None.
+    """
+    params = {"org": org, "patients": rows, "empty": Patient().model_dump_json()}
+    tx.run(cypher.LOCK_PATIENTS, params).consume()
+
+
+def apply_batches(tx: Transaction, writes: Sequence[tuple[Params, Batch]]) -> list[WriteResult]:
+    """Applies batches in order, each under its patient's lock; see `GraphStore.write_many`.
+
+    The patients are all locked first, in one statement per org, in sorted order: two
+    transactions that lock some of the same patients take them in the same order, so
+    neither waits for a lock the other waits on. A patient is created, with the last
+    demographics that a batch brings, if any of its batches creates it; a batch that does
+    not finds nothing of a patient that does not exist, so which batch creates it does not
+    change what is written.
+    """
+    locks: dict[str, dict[str, Params]] = {}  # rows by org and patient
+    for params, batch in writes:
+        patient = params["patient"]
+        row = locks.setdefault(params["org"], {}).setdefault(
+            patient, {"patient": patient, "upsert": False, "data": None}
+        )
+        row["upsert"] = row["upsert"] or batch.patient is not None or bool(batch.sources)
+        if batch.patient is not None:
+            row["data"] = batch.patient.model_dump_json()
+    for org, rows in sorted(locks.items()):
+        lock_patients(tx, org, [rows[patient] for patient in sorted(rows)])
+    return [_apply(tx, params, batch) for params, batch in writes]
+
+
+def _apply(tx: Transaction, params: Params, batch: Batch) -> WriteResult:
+    """Applies a batch whose patient is locked.
 
     Sources and links cost three round trips however many the batch holds: one read of
     the state they need (`BATCH_STATE`), then one statement for the sources and their
     claims and one for the fact links.
     """
     counts: Counter[str] = Counter()
-    data = batch.patient.model_dump_json() if batch.patient is not None else None
-    lock_patient(tx, params, upsert=batch.patient is not None or bool(batch.sources), data=data)
     if batch.sources or batch.fact_links:
         refs = sorted({ref for item in batch.sources for ref in _refs(item.source)})
         state = tx.run(cypher.BATCH_STATE, params | {"refs": refs}).single(strict=True)

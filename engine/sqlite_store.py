@@ -1,4 +1,5 @@
-"""The embedded GraphStore: one SQLite file, WAL, foreign keys, one transaction per batch."""
+"""The embedded GraphStore: one SQLite file, WAL, foreign keys, one transaction per batch
+(or per `write_many`)."""
 
 import json
 import sqlite3
@@ -96,8 +97,11 @@ class SqliteStore:
     # writes
 
     def write(self, scope: Scope, batch: Batch) -> WriteResult:
+        return self.write_many([(scope, batch)])[0]
+
+    def write_many(self, writes: Sequence[tuple[Scope, Batch]]) -> list[WriteResult]:
         with self._transaction() as db:
-            return sqlite_write.apply_batch(db, (scope.org, scope.patient), batch)
+            return [sqlite_write.apply_batch(db, (s.org, s.patient), b) for s, b in writes]
 
     def create_session(self, scope: Scope, session: Session) -> Session:
         with self._transaction() as db:

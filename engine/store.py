@@ -78,6 +78,14 @@ class GraphStore(Protocol):
         """
         ...
 
+    def write_many(self, writes: Sequence[tuple[Scope, Batch]]) -> list[WriteResult]:
+        """Applies batches, of any patients, in order in one transaction; their results.
+
+        The same as `write` of each in turn, one commit instead of one each: a batch sees
+        what the batches before it wrote. When one raises, nothing of any is written.
+        """
+        ...
+
     def get_patient(self, scope: Scope) -> Patient:
         """The patient's demographics; `NotFound` when nothing of the patient exists."""
         ...
