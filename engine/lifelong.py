@@ -10,6 +10,7 @@ costs what the live requests hold (bench.vfs, README "Benchmarks").
 
 import functools
 import gc
+import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -25,13 +26,19 @@ def freeze() -> None:
 
 def lifelong(load: Callable[[], T]) -> Callable[[], T]:
     """`functools.cache` for a loader of something kept for the life of the process, which
-    `freeze`s once it has loaded."""
+    `freeze`s once it has loaded. Threads asking at once (a server's first requests) wait
+    for one load rather than each running it."""
+    lock = threading.Lock()
 
     @functools.cache
-    @functools.wraps(load)
-    def loaded() -> T:
+    def loaded_once() -> T:
         value = load()
         freeze()
         return value
+
+    @functools.wraps(load)
+    def loaded() -> T:
+        with lock:
+            return loaded_once()
 
     return loaded

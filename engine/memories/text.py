@@ -1,6 +1,7 @@
 """Text helpers: tokens with offsets, sentences and clauses, phrase lookup."""
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -151,13 +152,18 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 # said of palpitations, "painful" of pain, "dizzy" of dizziness; "prostate" is not
 # prostatitis.
 _DERIVED = re.compile(r"(?:ing|ed|ful|y|ies|es)$")
-_STEMMER = snowballstemmer.stemmer("english")
 MIN_STEM = 4
+# A Snowball stemmer keeps the word it works on in itself: threads sharing one (a server's
+# requests) corrupt each other's stems, so each thread has its own.
+_STEMMERS = threading.local()
 
 
 def stem(word: str) -> str:
     """The Snowball (Porter 2) stem of one word: "palpitating" and "palpitations" → palpit."""
-    return str(_STEMMER.stemWord(word))
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
 
 
 class PhraseIndex(Generic[V]):
