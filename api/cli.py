@@ -2,7 +2,7 @@
 
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -269,6 +269,12 @@ def serve(
         raise typer.Exit(2)
     # The app logs one JSON line per request; uvicorn's own line has the raw path and
     # query string, which can carry clinical search terms.
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "access_log": False,
+        "timeout_keep_alive": get_settings().keep_alive_seconds,
+    }
     if workers > 1:
         # Worker processes build the app themselves and read the store URL from the
         # environment they inherit, as they read every other setting.
@@ -277,11 +283,11 @@ def serve(
         if not get_settings().viewer_secret.get_secret_value():
             os.environ["CCE_VIEWER_SECRET"] = secrets.token_urlsafe(32)
         factory = "api.app:create_app"
-        uvicorn.run(factory, factory=True, host=host, port=port, workers=workers, access_log=False)
+        uvicorn.run(factory, factory=True, workers=workers, **options)
         return
     graph = open_store(store or get_settings().store_url, wait=True)
     try:
-        uvicorn.run(create_app(graph), host=host, port=port, access_log=False)
+        uvicorn.run(create_app(graph), **options)
     finally:
         graph.close()
 

@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     rate_limit_burst: int = 200
     neo4j_max_retry_seconds: float = 5.0
     neo4j_connection_timeout: float = 5.0
+    # How long `cce serve` keeps an idle connection open: longer than a client's or load
+    # balancer's own idle timeout (often 60 s), or a request sent as the server closes the
+    # connection is lost in transit (uvicorn's default is 5 s).
+    keep_alive_seconds: int = 75
 
     @property
     def auth_configured(self) -> bool:
