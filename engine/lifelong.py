@@ -25,20 +25,19 @@ def freeze() -> None:
 
 
 def lifelong(load: Callable[[], T]) -> Callable[[], T]:
-    """`functools.cache` for a loader of something kept for the life of the process, which
-    `freeze`s once it has loaded. Threads asking at once (a server's first requests) wait
-    for one load rather than each running it."""
+    """A loader of something kept for the life of the process, run once, which `freeze`s
+    once it has loaded. Threads asking at once (a server's first requests) wait for that
+    one load rather than each running it; once loaded, no one waits."""
     lock = threading.Lock()
-
-    @functools.cache
-    def loaded_once() -> T:
-        value = load()
-        freeze()
-        return value
+    loaded: list[T] = []
 
     @functools.wraps(load)
-    def loaded() -> T:
-        with lock:
-            return loaded_once()
+    def once() -> T:
+        if not loaded:
+            with lock:
+                if not loaded:
+                    loaded.append(load())
+                    freeze()
+        return loaded[0]
 
-    return loaded
+    return once

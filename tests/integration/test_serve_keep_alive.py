@@ -11,23 +11,19 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from bench.load import free_port, wait_ready
+
 pytestmark = pytest.mark.slow
+HOST = "127.0.0.1"
 IDLE = 6.0  # seconds: beyond uvicorn's default of 5
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture
-def base(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
+def port(tmp_path: Path) -> Iterator[int]:
+    """`cce serve` on SQLite with the default keep-alive, ready on a free loopback port."""
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "CCE_KEEP_ALIVE_SECONDS"}
     command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
     process = subprocess.Popen(
@@ -36,27 +32,17 @@ def base(tmp_path: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, "cce serve exited"
-            try:
-                if httpx.get(f"{url}/health/live", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "cce serve did not start"
-                time.sleep(0.2)
-        yield url
+        wait_ready(f"http://{HOST}:{port}", timeout=60)
+        yield port
     finally:
         process.terminate()
         process.wait(timeout=30)
 
 
-def test_an_idle_connection_stays_open_beyond_uvicorns_default(base: str) -> None:
-    host, port = base.removeprefix("http://").split(":")
-    request = f"GET /health/live HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
-    with socket.create_connection((host, int(port)), timeout=5) as conn:
+def test_an_idle_connection_stays_open_beyond_uvicorns_default(port: int) -> None:
+    request = f"GET /health/live HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode()
+    with socket.create_connection((HOST, port), timeout=5) as conn:
         conn.sendall(request)
         assert _response(conn).startswith(b"HTTP/1.1 200")
         time.sleep(IDLE)
