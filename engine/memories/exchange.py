@@ -14,7 +14,7 @@ from engine.memories import cues
 from engine.memories.context import Assertion, assertions
 from engine.memories.lexicon import Lexicon
 from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, find_mentions, part_groups
-from engine.memories.text import question_span, sentences, tokenize, words
+from engine.memories.text import question_spans, sentences, tokenize, words
 from engine.models import Message
 
 # How far back from the question a provider's topic may be named ("i know you had that
@@ -106,14 +106,11 @@ class Asked:
         parsed = parse(message.text, lex)
         asked = cls(message, parsed, lex.status_question_words)
         for k, sentence in enumerate(parsed):
-            span = question_span(message.text, (sentence.start, sentence.end))
-            if span is None:
-                continue
-            s, e = span
-            lead = _lead_in(message.text, sentence.start, s)
-            inside = [(m, a) for m, a in sentence.mentions if m.start >= lead]
-            asked.questions.append(Sentence(s, e, message.text[s:e], inside))
-            asked._where.append(k)
+            for s, e in question_spans(message.text, (sentence.start, sentence.end)):
+                lead = _lead_in(message.text, sentence.start, s)
+                inside = [(m, a) for m, a in sentence.mentions if lead <= m.start < e]
+                asked.questions.append(Sentence(s, e, message.text[s:e], inside))
+                asked._where.append(k)
         return asked
 
     @property
@@ -124,7 +121,7 @@ class Asked:
         """The last question and the questions said right before it, with nothing between
         them ("how about any abdominal pain ? fever , chills ?")."""
         k = len(self.questions) - 1
-        while k > 0 and self._where[k - 1] == self._where[k] - 1:
+        while k > 0 and self._where[k] - self._where[k - 1] <= 1:
             k -= 1
         return self.questions[k:]
 

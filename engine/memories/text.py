@@ -88,34 +88,33 @@ def _unfold(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [_trim(text, start, cut.start()), (cut.end(), end)]
 
 
-def question_span(text: str, sentence: tuple[int, int]) -> tuple[int, int] | None:
-    """The part of a sentence that asks something, or None for a statement.
+def question_spans(text: str, sentence: tuple[int, int]) -> list[tuple[int, int]]:
+    """The parts of a sentence that ask something, in order; none for a statement.
 
-    A sentence ending in "?" is a question. Without the mark (speech recognition drops
-    it), a sentence asks from its last inversion ("are you taking the lisinopril i think
-    we have you on twenty": "we have you" is no inversion) or when it opens with "any
-    ..." / "is there ...". An unmarked "question" of more than `MAX_QUESTION_WORDS`
-    words is an explanation that happens to contain "what does this mean".
+    A sentence ending in "?" is one question. Without the mark (speech recognition drops
+    it, and runs questions together), each inversion starts a question ("are you taking
+    the lisinopril i think we have you on twenty": "we have you" is no inversion), as
+    does an opening "any ..." / "is there ...": "have you noticed any blood in your urine
+    has it been darker" asks two things. An unmarked "question" of more than
+    `MAX_QUESTION_WORDS` words is an explanation that happens to contain "what does this
+    mean".
     """
     s, e = sentence
     if _OWN_ACTION.match(text[s:e]):
-        return None  # "let me listen to your heart , okay ?" announces, it does not ask
+        return []  # "let me listen to your heart , okay ?" announces, it does not ask
     if text[s:e].rstrip().endswith("?"):
-        return sentence
-    asks = [
-        m
+        return [sentence]
+    starts = [
+        m.start()
         for m in _ASK.finditer(text, s, e)
         if not (m.group().lower().startswith("have") and _SUBJECT_BEFORE.search(text, s, m.start()))
     ]
-    if asks:
-        start = asks[-1].start()
-    elif _OPENER.match(text[s:e]):
-        start = s
-    else:
-        return None
-    if len(tokenize(text[start:e])) > MAX_QUESTION_WORDS:
-        return None
-    return start, e
+    if _OPENER.match(text[s:e]) and s not in starts:
+        starts.insert(0, s)
+    if not starts:
+        return []
+    pieces = [_trim(text, a, b) for a, b in zip(starts, [*starts[1:], e], strict=True)]
+    return [(a, b) for a, b in pieces if len(tokenize(text[a:b])) <= MAX_QUESTION_WORDS]
 
 
 def clause_around(

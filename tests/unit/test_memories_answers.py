@@ -95,6 +95,24 @@ def test_a_bare_complaint_takes_the_body_part_the_provider_asked_about() -> None
     assert edge.type is RelationshipType.CONFLICTS
 
 
+def test_a_no_answers_every_question_run_together_without_question_marks() -> None:
+    stone = condition("condition:text:kidney-stone", "Kidney stone, right", ref="Condition/ks")
+    memories = run(
+        (
+            "provider",
+            "okay have you noticed any blood in your urine i know you've been straining"
+            " has it been darker than usual",
+        ),
+        ("patient", "no not really not really darker"),
+        facts=(stone,),
+    )
+    [blood] = of_type(memories, MemoryType.SYMPTOM)
+    assert blood.subject == "blood in urine" and blood.attributes["present"] is False
+    assert any("blood in your urine" in e.quote for e in blood.evidence)
+    [edge] = relate([blood], [stone])
+    assert edge.type is RelationshipType.ENRICHES
+
+
 # -- medications -----------------------------------------------------------------------
 
 

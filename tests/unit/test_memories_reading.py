@@ -5,12 +5,11 @@ from engine.memories.cues import Polarity
 from engine.memories.exchange import parse
 from engine.memories.lexicon import load_lexicon
 from engine.memories.mentions import find_mentions
-from engine.memories.text import question_span, sentences
+from engine.memories.text import question_spans, sentences
 
 
 def asked(text: str) -> list[str]:
-    spans = (question_span(text, s) for s in sentences(text))
-    return [text[s:e] for s, e in (span for span in spans if span)]
+    return [text[s:e] for sentence in sentences(text) for s, e in question_spans(text, sentence)]
 
 
 def subjects(text: str) -> list[str]:
@@ -25,9 +24,17 @@ def test_an_unpunctuated_question_starts_at_its_inversion_and_we_have_you_is_no_
     assert asked(text) == ["are you taking the lisinopril i think we have you on twenty a day"]
 
 
-def test_of_two_run_on_questions_the_last_is_the_one_answered() -> None:
+def test_run_on_questions_are_each_asked_in_turn() -> None:
     text = "alright and any nausea or diarrhea or anything like that are you peeing a lot"
-    assert asked(text) == ["are you peeing a lot"]
+    assert asked(text) == [
+        "alright and any nausea or diarrhea or anything like that",
+        "are you peeing a lot",
+    ]
+    text = "have you noticed any blood in your urine has it been darker than usual"
+    assert asked(text) == [
+        "have you noticed any blood in your urine",
+        "has it been darker than usual",
+    ]
 
 
 def test_a_long_unmarked_explanation_and_an_announced_examination_are_not_questions() -> None:
