@@ -149,12 +149,12 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
         return "name"
     if concept(subject) in view.concepts:
         return "name"
-    tokens = set(words(subject))
+    tokens = {_stem(w) for w in words(subject)}  # "blood pressures" shows blood pressure
     for key, signs in load_lexicon().manifestations.items():
         if key not in view.text:
             continue
         for sign in signs:
-            sign_words = set(words(sign))
+            sign_words = {_stem(w) for w in words(sign)}
             if sign_words and sign_words <= tokens:
                 return "manifestation"
     return None

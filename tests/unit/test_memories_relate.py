@@ -75,6 +75,18 @@ def test_a_manifestation_with_details_enriches_its_condition() -> None:
     assert edge.fact_key == ASTHMA.fact_key and edge.type is RelationshipType.ENRICHES
 
 
+def test_a_manifestation_said_in_the_plural_is_the_same_manifestation() -> None:
+    readings = memory(
+        MemoryType.SYMPTOM,
+        "blood pressures",
+        "i check my blood pressures and they run high in the morning",
+        present=True,
+        details=["frequency"],
+    )
+    [edge] = relate([readings], [ASTHMA, HYPERTENSION])
+    assert edge.fact_key == HYPERTENSION.fact_key and "by manifestation" in edge.rationale
+
+
 def test_a_present_symptom_of_an_active_condition_enriches_even_when_brief() -> None:
     plain = memory(
         MemoryType.SYMPTOM, "shortness of breath", "shortness of breath", present=True, details=[]
