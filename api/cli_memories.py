@@ -151,6 +151,8 @@ def generate_memories_command(
         f"{len(result.relationships)} relationships (processed through message "
         f"{result.processed_through})"
     )
+    if result.labels_swapped:
+        console.print("  the patient and provider labels read the wrong way round: read swapped")
     if result.usage.calls:
         u = result.usage
         console.print(f"  tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion")

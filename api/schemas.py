@@ -199,6 +199,8 @@ class GenerateResponse(BaseModel):
     memories: list[MemoryPublic]
     relationships: list[GeneratedRelationship]
     usage: Usage  # the extractor's model calls; zeros for the offline extractor
+    # the transcript's patient and provider labels were read swapped (engine.memories.speakers)
+    labels_swapped: bool = False
 
 
 def memories_public(

@@ -84,6 +84,7 @@ def generate(
         memories=memories_public(store, scope, records),
         relationships=[GeneratedRelationship.of(r) for r in result.relationships],
         usage=result.usage,
+        labels_swapped=result.labels_swapped,
     )
 
 

@@ -72,8 +72,8 @@ def read_confirmation(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     if len(words(answer.text)) > CONFIRMATION_WORDS:
         return
     stated = turn.asked.sentences[-1] if turn.asked.sentences else None
-    if stated is None or not cues.states_regimen(stated.text):
-        return
+    if stated is None or not cues.states_regimen(stated.text) or _finding(turn, stated):
+        return  # "we can prescribe you meloxicam 15 mg once a day" / "mm-hmm": the plan
     named = [m for m, _ in turn.asked.meds_for(stated) if specific(m)]
     if named or (turn.recent_med is not None and turn.asked.points_back(stated)):
         _med_answer(turn, answer, pol, stated)

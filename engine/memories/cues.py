@@ -224,7 +224,7 @@ _FINDING = re.compile(
 _PLAN = re.compile(
     r"\b(?:i want you to|i'd like you to|i would like you to|try (?:not )?to|make sure"
     r"|you should|you need to|we need to|we want to|we'd like to|we'll|we will|we're going to"
-    r"|we are going to|let's|go ahead and"
+    r"|we are going to|we can|we could|let's|go ahead"
     r"|i'm going to (?:have you|prescribe|order|start|refer|send|put|give|increase|decrease"
     r"|switch|change|recommend)|i (?:would |'d )?recommend|recommend that)\b"
 )

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from engine.memories.extractor import MEMORY_ROLES, Extractor, Usage
 from engine.memories.relate import relate_all
+from engine.memories.speakers import as_spoken
 from engine.memories.verify import checked
 from engine.models import Batch, Memory, Message, Relationship, Scope, Watermark
 from engine.store import GraphStore
@@ -50,6 +51,9 @@ class GenerateResult(BaseModel):
     relationships: list[Relationship] = []
     processed_through: int
     usage: Usage = Usage()  # the extractor's model calls; zeros for the offline extractor
+    # the transcript's patient and provider labels were the wrong way round, and were read
+    # swapped (`speakers`)
+    labels_swapped: bool = False
 
 
 def generate_memories(
@@ -81,12 +85,12 @@ def generate_memories(
     done = session.processed_through
     if store.is_memory_paused(scope):
         return _skip_while_paused(store, scope, session_id, done)
-    new = store.list_messages(scope, session_id, after=done)
+    whole = store.list_messages(scope, session_id)
+    new = [m for m in whole if m.seq > done]
     if not new:
         return GenerateResult(status="nothing-new", processed_through=done)
-    earlier = store.list_messages(scope, session_id, after=max(0, done - CONTEXT_MESSAGES))
-    context = [m for m in earlier if m.seq <= done]
-    messages = context + new
+    context = [m for m in whole if max(0, done - CONTEXT_MESSAGES) < m.seq <= done]
+    messages, swapped = as_spoken(context + new, whole)
     facts = store.list_facts(scope)
     extraction = extractor.extract(messages, facts, processed=len(context))
     accepted = [
@@ -111,6 +115,7 @@ def generate_memories(
         relationships=relationships,
         processed_through=last,
         usage=extraction.usage,
+        labels_swapped=swapped,
     )
 
 

@@ -194,6 +194,14 @@ def test_a_short_yes_to_the_provider_stating_the_regimen_confirms_it() -> None:
     assert memory.subject == "mupirocin" and memory.attributes["behavior"] == "as_prescribed"
 
 
+def test_a_yes_to_the_providers_plan_for_a_regimen_is_no_adherence() -> None:
+    for plan in (
+        "we can prescribe you some meloxicam 15 mg once a day .",
+        "i'd like to go ahead increase the lisinopril from 10 mg to 20 mg a day .",
+    ):
+        assert not run(("provider", plan), ("patient", "mm-hmm ."))
+
+
 def test_an_answer_about_whether_it_works_is_adherence_with_its_effects() -> None:
     memories = run(
         ("provider", "Is the medication not helping?"),
