@@ -8,6 +8,7 @@ facts than the one it joins, is not used to merge them: those facts are recorded
 claim as resolution candidates.
 """
 
+import functools
 from collections.abc import Iterable
 
 from engine.models import Claim, FactKind, FactLink, MatchKey, MatchLayer, Merge, SourceClaims
@@ -15,6 +16,15 @@ from engine.models import Claim, FactKind, FactLink, MatchKey, MatchLayer, Merge
 LAYERS = tuple(MatchLayer)
 
 IndexKey = tuple[FactKind, MatchLayer, str]
+
+
+# Every batch of a patient reads back all its stored claims to match against; a patient
+# written in several batches (an export spreads each one over the whole file) would have
+# the same JSON parsed again each time. Claims are frozen, so one parse can be shared.
+@functools.lru_cache(maxsize=20_000)
+def parse_claim(data: str) -> Claim:
+    """A stored claim's JSON, parsed once per process."""
+    return Claim.model_validate_json(data)
 
 
 class MatchIndex:

@@ -4,12 +4,12 @@ SQLite applies the sources one statement at a time; the Neo4j adapter reads the 
 state once, decides here in Python, and writes the result in a few batched statements.
 """
 
-import functools
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from engine.models import Claim, Source, SourceClaims
+from engine.matching import parse_claim
+from engine.models import Source, SourceClaims
 from engine.resolution import place
 
 
@@ -24,14 +24,6 @@ def fact_state(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
-
-
-# Every batch of a patient reads back all its stored claims to match against; a patient
-# written in several batches (an export spreads each one over the whole file) would have
-# the same JSON parsed again each time. Claims are frozen, so one parse can be shared.
-@functools.lru_cache(maxsize=20_000)
-def parse_claim(data: str) -> Claim:
-    return Claim.model_validate_json(data)
 
 
 def accept(

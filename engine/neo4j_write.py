@@ -11,7 +11,7 @@ from typing import Any, Literal, LiteralString, Protocol, overload
 
 from engine import cypher
 from engine.errors import Conflict, NotFound
-from engine.matching import MatchIndex, place_link, place_source
+from engine.matching import MatchIndex, parse_claim, place_link, place_source
 from engine.models import (
     Batch,
     FactLink,
@@ -29,7 +29,7 @@ from engine.models import (
     WriteResult,
     utcnow,
 )
-from engine.neo4j_sources import accept, fact_state, parse_claim, replay
+from engine.neo4j_sources import accept, fact_state, replay
 from engine.resolution import apart_ref, settled
 
 Params = dict[str, Any]

@@ -9,10 +9,9 @@ import sqlite3
 from collections.abc import Sequence
 
 from engine.errors import Conflict, NotFound
-from engine.matching import MatchIndex, place_link, place_source
+from engine.matching import MatchIndex, parse_claim, place_link, place_source
 from engine.models import (
     Batch,
-    Claim,
     FactLink,
     Message,
     NewMessage,
@@ -55,7 +54,7 @@ def apply_batch(db: sqlite3.Connection, key: Key, batch: Batch) -> WriteResult:
 
 def _match_index(db: sqlite3.Connection, key: Key) -> MatchIndex:
     rows = db.execute("SELECT claim FROM assertions WHERE org = ? AND patient = ?", key)
-    return MatchIndex.of(Claim.model_validate_json(row[0]) for row in rows)
+    return MatchIndex.of(parse_claim(row[0]) for row in rows)
 
 
 def create_session(db: sqlite3.Connection, key: Key, session: Session) -> None:
@@ -234,7 +233,7 @@ def _settle_candidates(db: sqlite3.Connection, key: Key, counts: dict[str, int])
         "SELECT source_ref, fact_key, claim FROM assertions WHERE org = ? AND patient = ?", key
     ).fetchall()
     for ref, fact_key, data in rows:
-        claim = settled(Claim.model_validate_json(data), facts)
+        claim = settled(parse_claim(data), facts)
         if claim is not None:
             db.execute(
                 "UPDATE assertions SET claim = ?"
