@@ -226,7 +226,8 @@ _PLAN = re.compile(
     r"|you should|you need to|we need to|we want to|we'd like to|we'll|we will|we're going to"
     r"|we are going to|we can|we could|let's|go ahead"
     r"|i'm going to (?:have you|prescribe|order|start|refer|send|put|give|increase|decrease"
-    r"|switch|change|recommend)|i (?:would |'d )?recommend|recommend that)\b"
+    r"|switch|change|recommend)|i (?:would |'d )?recommend|recommend that"
+    r"|i (?:would|'d) like to (?:increase|decrease|start|switch|change|add|stop|prescribe|try))\b"
 )
 # The provider announces the physical examination ("let's do a quick physical exam", "let
 # me examine you") and, later, turns from it to results, assessment or plan.

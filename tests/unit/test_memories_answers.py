@@ -198,6 +198,7 @@ def test_a_yes_to_the_providers_plan_for_a_regimen_is_no_adherence() -> None:
     for plan in (
         "we can prescribe you some meloxicam 15 mg once a day .",
         "i'd like to go ahead increase the lisinopril from 10 mg to 20 mg a day .",
+        "i would like to increase your metformin to 1,000 milligrams twice daily .",
     ):
         assert not run(("provider", plan), ("patient", "mm-hmm ."))
 
