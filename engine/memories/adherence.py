@@ -52,6 +52,8 @@ PRONOUNS = frozenset({"it", "them", "that", "those", "these", "this", "one"})
 _DEMONSTRATIVES = frozenset({"those", "these", "that", "this", "the", "them"})
 _EFFECTS = ("side effect", "help", "only when", "almost out")
 _OTHERS = frozenset({"other", "all", "rest", "any", "new", "another"})
+# "for" and at most two words before a complaint: "for my pain", "for occasional pain".
+_FOR = re.compile(r"\bfor(?:\s+[\w-]+){0,2}\s*$")
 _LIST = re.compile(r"\b(list of|here are|here's|here is)\b", re.IGNORECASE)
 _OTHERS_GAVE = re.compile(
     r"\b(they|she|he|doctor|dr|\w+ did)\s+(?:\w+\s+){0,2}?(gave|give|put|prescribed"
@@ -171,8 +173,11 @@ def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: 
     why = cues.reason(sentence.text)
     if why and behaviour in {"stopped", "never_started"}:
         attrs["reason"] = why
-    detail = cues.details(sentence.text)
-    if any(w in sentence.text.lower() for w in _EFFECTS) or _effect_nearby(turn, sentence):
+    # what is said of this drug: its clause ("i take crestor daily and then tylenol for
+    # occasional pain" says nothing of how often the crestor is missed)
+    clause = _clause_text(turn, sentence, m)
+    detail = cues.details(clause)
+    if any(w in clause.lower() for w in _EFFECTS) or _effect_nearby(turn, sentence):
         detail.append("effect")
     attrs["details"] = detail if behaviour != "as_prescribed" or "effect" in detail else []
     said = turn.clause(sentence, _anchor(turn, sentence, m))
@@ -203,7 +208,16 @@ def _effect_nearby(turn: Turn, sentence: Sentence) -> bool:
     Coumadin"): an effect, wanted or not, of taking it."""
     k = turn.parsed.index(sentence)
     near = turn.parsed[max(0, k - 1) : k + 2]
-    return any(m.kind in SYMPTOMISH for s in near for m, a in s.mentions if not a.negated)
+    return any(
+        m.kind in SYMPTOMISH and not a.negated and not _indication(turn.text, m)
+        for s in near
+        for m, a in s.mentions
+    )
+
+
+def _indication(text: str, m: Mention) -> bool:
+    """ "tylenol for occasional pain": what a drug is taken for, not what it did."""
+    return bool(_FOR.search(text[: m.start]))
 
 
 def _listed(turn: Turn, sentence: Sentence, m: Mention) -> bool:

@@ -80,11 +80,19 @@ def pipeline() -> Any:
         ),
         ConTextRule("a wish", "HYPOTHETICAL", pattern=r"\bwish(?: i)?\b", direction="FORWARD"),
     ]
+    # "i don't think i've had any tingling": a denial, whose own "i" starts no new clause
+    denial = ConTextRule(
+        "a denial of having had it",
+        "NEGATED_EXISTENCE",
+        pattern=r"\b(?:don't|do not|didn't|did not)\s+(?:think|believe)(?:\s+that)?"
+        r"\s+i(?:'ve|\s+have|\s+had)?(?:\s+ever)?(?:\s+had|\s+been|\s+gotten|\s+noticed)?\b",
+        direction="FORWARD",
+    )
     ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed])
+    context.add([clause, *quantities, *relayed, denial])
     return nlp
 
 

@@ -317,6 +317,24 @@ CASES: list[tuple[str, Turns, list[Fact], Want]] = [
         [LISIN, HTN],
         None,
     ),
+    (
+        "what another drug is taken for is no effect of this one",
+        [
+            ("provider", "what medications do you take ?"),
+            ("patient", "i take lisinopril daily and then tylenol for occasional pain ."),
+        ],
+        [LISIN, HTN],
+        ("adherence", "lisinopril", "corroborates"),
+    ),
+    (
+        "how often a scheduled drug is taken, asked",
+        [
+            ("provider", "how often do you take the lisinopril ?"),
+            ("patient", "every other day ."),
+        ],
+        [LISIN, HTN],
+        ("adherence", "lisinopril", "conflicts"),
+    ),
 ]
 PROVIDER_ONLY: list[tuple[str, Turns, list[Fact]]] = [
     (
@@ -480,3 +498,15 @@ def test_mechanism(name: str, turns: Turns, facts: list[Fact], want: Want) -> No
 )
 def test_provider_words_are_not_memories(name: str, turns: Turns, facts: list[Fact]) -> None:
     assert _run(turns, facts) == ([], [])
+
+
+def test_a_hedged_denial_denies() -> None:
+    turns: Turns = [
+        ("provider", "any numbness in your foot ?"),
+        ("patient", "no , and i do n't think i've had any tingling either ."),
+    ]
+    edges = _run(turns, [condition("condition:text:foot", "Right foot injury", status="resolved")])[
+        1
+    ]
+    assert ("symptom", "foot tingling", "conflicts") not in edges
+    assert ("symptom", "foot tingling", "corroborates") in edges  # absent, as recorded
