@@ -62,6 +62,27 @@ def test_an_export_is_written_while_it_is_read_not_held_to_the_end(
     assert expected_resources([export]) == report.resources == read
 
 
+def test_the_pool_ingests_what_one_process_does(export: Path, org: str) -> None:
+    reports, facts = [], []
+    for workers in (1, 2):
+        store = SqliteStore.from_url("sqlite:///:memory:")
+        reports.append(ingest_paths(store, org, [export], workers=workers).model_dump())
+        facts.append(
+            {
+                patient: [
+                    f.model_dump(exclude={"sources": {"__all__": {"ingested_at"}}})
+                    for f in store.list_facts(Scope(org=org, patient=patient))
+                ]
+                for patient in store.list_patients(org)
+            }
+        )
+        store.close()
+
+    assert reports[0] == reports[1]
+    assert facts[0] == facts[1]
+    assert len(facts[0]) == 60
+
+
 def _ingest(export: Path, db: Path, org: str) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "api.cli", "ingest", str(export), "--json"]
     return subprocess.Popen(

@@ -6,6 +6,7 @@ import multiprocessing
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,27 +157,127 @@ def test_truncated_gzip_is_reported() -> None:
     assert problems(items)[-1].message.startswith("cannot read file")
 
 
-def test_validating_in_a_pool_reads_the_same_items_in_the_same_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    export = tmp_path / "export"
+SSN = "identifier:http://hl7.org/fhir/sid/us-ssn"
+
+
+def ndjson(resources: list[dict[str, Any]]) -> bytes:
+    return b"\n".join(json.dumps(r).encode() for r in resources) + b"\n"
+
+
+def tricky_export(folder: Path) -> Path:
+    """The bulk export and all that a reader reads in order: a Medication referenced by id,
+    reasonReferences, bad lines, a cut .gz, and a late file in which each resource needs
+    the one before it (a Medication, a Patient, a Condition)."""
+    export = folder / "export"
     shutil.copytree(BULK, export)
-    broken = json.loads(lines("Condition.000.ndjson", 1)[0])
-    broken["onsetDateTime"] = "not a date"
+    request = json.loads(lines("MedicationRequest.000.ndjson", 1)[0])
+    condition = json.loads(lines("Condition.000.ndjson", 1)[0])
+    patient = json.loads(lines("Patient.000.ndjson", 1)[0])
+    medication = {"resourceType": "Medication", "id": "med1", "code": {"text": "Zocor 20 mg"}}
+    (export / "Medication.000.ndjson").write_bytes(ndjson([medication]))
+    by_reference = {k: v for k, v in request.items() if k != "medicationCodeableConcept"}
+    by_reference |= {"id": "by-reference", "medicationReference": {"reference": "Medication/med1"}}
+    (export / "MedicationRequest.001.ndjson").write_bytes(ndjson([by_reference]))
+    broken = condition | {"onsetDateTime": "not a date"}
     bad = [lines("Condition.000.ndjson", 1)[0], b"{not json", json.dumps(broken).encode()]
     (export / "Condition.001.ndjson").write_bytes(b"\n".join(bad))
     gz = (export / "Immunization.000.ndjson.gz").read_bytes()
     (export / "Immunization.000.ndjson.gz").write_bytes(gz[: len(gz) // 2])  # cut short
+    late_ssn = {"system": "http://hl7.org/fhir/sid/us-ssn", "value": "999-00-0001"}
+    late = [
+        medication | {"id": "med2", "code": {"text": "Lipitor 10 mg"}},
+        by_reference
+        | {"id": "late-by-reference", "medicationReference": {"reference": "Medication/med2"}},
+        patient | {"id": "late", "identifier": [late_ssn]},
+        condition | {"id": "late-condition", "subject": {"reference": "Patient/late"}},
+        request
+        | {
+            "id": "late-reason",
+            "subject": {"reference": "Patient/late"},
+            "reasonReference": [{"reference": "Condition/late-condition"}],
+        },
+        by_reference
+        | {
+            "id": "contained",  # names Medication: a mixed stream's pass for them skips it
+            "contained": [medication | {"id": "m", "code": {"text": "Crestor 5 mg"}}],
+            "medicationReference": {"reference": "#m"},
+        },
+        {"id": "no-type"},
+        {"resourceType": "Basic", "id": "not-mapped"},
+        request | {"id": "nobody", "subject": {"reference": "Patient/nobody"}},
+    ]
+    (export / "Encounter.001.ndjson").write_bytes(ndjson(late))
+    return export
+
+
+def by_id(items: list[Record | Problem], rid: str) -> Record:
+    [record] = [r for r in records(items) if r.source and r.source.source.resource_id == rid]
+    return record
+
+
+def label(record: Record) -> str:
+    assert record.source is not None
+    return record.source.claims[0].label
+
+
+@pytest.mark.parametrize("patient_key", [None, SSN])
+def test_a_pool_reads_the_same_items_in_the_same_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patient_key: str | None
+) -> None:
+    export = tricky_export(tmp_path)
     monkeypatch.setattr(fhir_ndjson_pool, "CHUNK_LINES", 2)  # lines in flight across chunks
 
-    serial = list(read_fhir_ndjson(export, "export"))
+    serial_skipped: Counter[str] = Counter()
+    serial = list(read_fhir_ndjson(export, "export", patient_key, serial_skipped))
+    pooled_skipped: Counter[str] = Counter()
     with multiprocessing.get_context("fork").Pool(2) as pool:
-        pooled = list(read_fhir_ndjson(export, "export", pool=pool))
+        pooled = list(read_fhir_ndjson(export, "export", patient_key, pooled_skipped, pool))
 
     assert [without_time(i) for i in pooled] == [without_time(i) for i in serial]
-    assert [(p.file, p.line, p.path) for p in problems(serial)][:2] == [
-        ("export/Condition.001.ndjson", 2, ""),
-        ("export/Condition.001.ndjson", 3, "onsetDateTime"),
+    assert pooled_skipped == serial_skipped
+    assert serial_skipped["Basic"] == 1
+    # what each line needed of the lines before it was there when it was read
+    assert label(by_id(serial, "by-reference")) == "Zocor 20 mg"
+    assert label(by_id(serial, "late-by-reference")) == "Lipitor 10 mg"
+    late_condition = by_id(serial, "late-condition")
+    assert late_condition.patient_ref == ("999-00-0001" if patient_key else "late")
+    assert late_condition.source is not None
+    assert [link.to_key for link in by_id(serial, "late-reason").links] == [
+        late_condition.source.claims[0].fact_key
     ]
+    assert sum(len(r.links) for r in records(serial)) > 40
+    located = [(p.file.rsplit("/", 1)[-1], p.line, p.path) for p in problems(serial)]
+    assert located[:2] == [
+        ("Condition.001.ndjson", 2, ""),
+        ("Condition.001.ndjson", 3, "onsetDateTime"),
+    ]
+    assert ("Encounter.001.ndjson", 7, "") in located  # no resourceType
+    assert (("Encounter.001.ndjson", 9, "subject") in located) == (patient_key is not None)
     assert problems(serial)[-1].message.startswith("cannot read file")
     assert types(serial)["Immunization"] > 0  # the lines before the cut are read
+
+
+@pytest.mark.parametrize("patient_key", [None, SSN])
+def test_a_pool_reads_a_mixed_stream_as_its_reader_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, patient_key: str | None
+) -> None:
+    export = tricky_export(tmp_path)
+    everything = [
+        line
+        for file in sorted(export.glob("[A-Z]*.ndjson"), reverse=True)  # patients last
+        for line in file.read_bytes().splitlines()
+    ]
+    mixed = tmp_path / "mixed.ndjson"
+    mixed.write_bytes(b"\n".join(everything))
+    monkeypatch.setattr(fhir_ndjson_pool, "CHUNK_LINES", 2)
+
+    serial = list(read_fhir_ndjson(mixed, "mixed", patient_key))
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pooled = list(read_fhir_ndjson(mixed, "mixed", patient_key, pool=pool))
+
+    assert [without_time(i) for i in pooled] == [without_time(i) for i in serial]
+    assert label(by_id(serial, "by-reference")) == "Zocor 20 mg"
+    assert by_id(serial, "late-reason").links
+    contained = by_id(serial, "contained")
+    assert label(contained) == "Crestor 5 mg"
+    assert contained.links  # read in the last pass, after the Conditions
