@@ -169,13 +169,13 @@ def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: 
         return  # "ever tried clindamycin?" / "never tried it": nothing to adhere to
     attrs["behavior"] = behaviour
     attrs["plural"] = plural(m)
-    attrs["current"] = cues.current_use(_clause_text(turn, sentence, m))
-    why = cues.reason(sentence.text)
-    if why and behaviour in {"stopped", "never_started"}:
-        attrs["reason"] = why
     # what is said of this drug: its clause ("i take crestor daily and then tylenol for
     # occasional pain" says nothing of how often the crestor is missed)
     clause = _clause_text(turn, sentence, m)
+    attrs["current"] = cues.current_use(clause)
+    why = cues.reason(sentence.text)
+    if why and behaviour in {"stopped", "never_started"}:
+        attrs["reason"] = why
     detail = cues.details(clause)
     if any(w in clause.lower() for w in _EFFECTS) or _effect_nearby(turn, sentence):
         detail.append("effect")

@@ -26,7 +26,8 @@ def test_a_case_is_well_formed(case: Path) -> None:
     record = json.loads((case / "record.json").read_text("utf-8"))
     assert Bundle.model_validate(record).type == "collection"
     resources = {f"{e['resource']['resourceType']}/{e['resource']['id']}" for e in record["entry"]}
-    turns = [t["text"].lower() for t in json.loads((case / "transcript.json").read_text())["turns"]]
+    transcript = json.loads((case / "transcript.json").read_text("utf-8"))
+    turns = [t["text"].lower() for t in transcript["turns"]]
     gold = json.loads((case / "gold.json").read_text("utf-8"))
     memories = {m["id"]: m for m in gold["memories"]}
     for memory in memories.values():

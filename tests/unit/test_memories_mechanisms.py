@@ -505,8 +505,7 @@ def test_a_hedged_denial_denies() -> None:
         ("provider", "any numbness in your foot ?"),
         ("patient", "no , and i do n't think i've had any tingling either ."),
     ]
-    edges = _run(turns, [condition("condition:text:foot", "Right foot injury", status="resolved")])[
-        1
-    ]
+    foot = condition("condition:text:foot", "Right foot injury", status="resolved")
+    _, edges = _run(turns, [foot])
     assert ("symptom", "foot tingling", "conflicts") not in edges
     assert ("symptom", "foot tingling", "corroborates") in edges  # absent, as recorded
