@@ -216,8 +216,9 @@ class _NdjsonReader:
         else:
             content_hash = known.content_hash if known is not None else None
             item = map_resource(res, where, self.label, self.identity, self, content_hash)
-            if rtype == "Condition" and isinstance(item, Record) and item.source is not None:
-                self.conditions[f"Condition/{res.get('id')}"] = item.source.claims[0].fact_key
+            known_id = isinstance(res.get("id"), str)
+            if rtype == "Condition" and known_id and isinstance(item, Record) and item.source:
+                self.conditions[f"Condition/{res['id']}"] = item.source.claims[0].fact_key
             yield item
 
     def resource(self, reference: Any, container: Json) -> Json | None:

@@ -130,6 +130,21 @@ def test_gzip_body_and_mixed_order() -> None:
     assert [link.to_key for link in request.links] == [condition.source.claims[0].fact_key]
 
 
+def test_a_condition_without_an_id_is_no_reason_of_a_request() -> None:
+    med_request = json.loads(lines("MedicationRequest.000.ndjson", 1)[0])
+    reason_id = med_request["reasonReference"][0]["reference"].split("/")[1].encode()
+    line = next(line for line in lines("Condition.000.ndjson") if reason_id in line)
+    condition = json.loads(line)
+    del condition["id"]
+    med_request["reasonReference"] = [{"reference": "Condition/None"}]
+    body = b"\n".join(json.dumps(r).encode() for r in (condition, med_request))
+    items = list(read_fhir_ndjson_bytes(body, "upload.ndjson"))
+    assert problems(items) == []
+    read_condition, request = records(items)
+    assert read_condition.source is not None and read_condition.source.claims
+    assert request.links == ()
+
+
 def test_identifier_patient_key_in_an_export() -> None:
     items = list(read_fhir_ndjson(BULK, "export", "identifier:http://hl7.org/fhir/sid/us-ssn"))
     assert problems(items) == []
