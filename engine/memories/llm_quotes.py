@@ -1,11 +1,13 @@
 """A model's quotes pinned to the messages that hold them, and its attributes shaped.
 
 Models paraphrase a little: curly quotes, other spacing or case, ellipses, the wrong
-message number. `locate` finds the message text each quote really is, so that `accept`
-can check it verbatim; `for_relate` gives attributes the form `relate` reads.
+message number, and they undo a transcript's tokenisation ("i do n't know , doctor" quoted
+as "i don't know, doctor"). `locate` finds the message text each quote really is, so that
+`accept` can check it verbatim; `for_relate` gives attributes the form `relate` reads.
 """
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from engine.memories import cues
@@ -25,6 +27,14 @@ _BEHAVIOURS = (
 _NO = frozenset({"false", "no", "0", "0.0", "absent", "gone", "resolved", "none", ""})
 _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-"})
 _WRAPPERS = "\"'\u2018\u2019\u201c\u201d"
+# How the prompt shows a message ("[3] patient: "), which a model may copy into a quote.
+_SPEAKER = re.compile(r"^(?:\[\d+\]\s*)?(?:provider|patient|caregiver)\s*:\s*", re.IGNORECASE)
+_ELISION = re.compile(r"\s*(?:\.\.\.|…)\s*")
+_ELISION_AT_ENDS = re.compile(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$")
+# A word as spoken: letters and digits, with an apostrophe inside ("don't", "n't").
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+# What a speaker says without meaning it as a word, and a model leaves out of a quote.
+_FILLERS = frozenset({"um", "umm", "uh", "uhm", "er", "erm", "hmm", "mm", "ah"})
 
 
 def quotes_in(item: dict[str, Any]) -> list[tuple[int | None, str]]:
@@ -61,10 +71,11 @@ def _first(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
 def locate(number: int | None, quote: str, messages: list[Message]) -> Quote:
     """The quote pinned to the message text that really holds it.
 
-    First the named message (numbered from 1), verbatim, then ignoring case, spacing and
-    curly quotes; otherwise the one message that holds it, if exactly one does. The quote
-    returned is then the message's own text. A quote found nowhere is returned as named,
-    for `accept` to refuse.
+    First the named message (numbered from 1), as `find_span` reads it (verbatim, then
+    ignoring case, spacing, curly quotes, tokenisation, fillers and elisions); otherwise
+    the one message that holds it, if exactly one does. The quote returned is then the
+    message's own text. A quote found nowhere is returned as named, for `accept` to
+    refuse.
     """
     named = messages[number - 1] if number is not None and 0 < number <= len(messages) else None
     if named is not None and (span := find_span(named.text, quote)):
@@ -82,19 +93,103 @@ def _pinned(message: Message, span: tuple[int, int]) -> Quote:
 
 
 def find_span(text: str, quote: str) -> tuple[int, int] | None:
-    """Where `quote` is in `text`: verbatim, else after folding case, spacing and quote marks."""
+    """Where `quote` is in `text`: verbatim; else, without the speaker label the prompt
+    shows, after folding case, spacing and quote marks; else as speech (`_spoken_span`);
+    else, for a quote the model shortened with an ellipsis ("i felt ... all night"), the
+    text from its first part to its last."""
     if quote and (i := text.find(quote)) >= 0:
         return i, i + len(quote)
-    cleaned = quote.strip().strip(_WRAPPERS).strip()
-    cleaned = re.sub(r"^(\.\.\.|…)\s*|\s*(\.\.\.|…)$", "", cleaned)
-    folded_quote, _ = _fold(cleaned)
-    if not folded_quote:
+    cleaned = _SPEAKER.sub("", quote.strip().strip(_WRAPPERS).strip())
+    cleaned = _ELISION_AT_ENDS.sub("", cleaned.strip(_WRAPPERS).strip())
+    if not cleaned:
         return None
+    span = _located(text, cleaned)
+    parts = [part for part in _ELISION.split(cleaned) if part.strip()]
+    if span is not None or len(parts) < 2:
+        return span
+    spans: list[tuple[int, int]] = []
+    for part in parts:
+        found = _located(text, part, spans[-1][1] if spans else 0)
+        if found is None:
+            return None
+        spans.append(found)
+    return spans[0][0], spans[-1][1]
+
+
+def _located(text: str, quote: str, after: int = 0) -> tuple[int, int] | None:
+    return _folded_span(text, quote, after) or _spoken_span(text, quote, after)
+
+
+def _folded_span(text: str, quote: str, after: int = 0) -> tuple[int, int] | None:
+    """`quote` in `text[after:]`, ignoring case, quote marks and the length of spaces."""
+    folded_quote, _ = _fold(quote)
     folded, index = _fold(text)
-    i = folded.find(folded_quote)
-    if i < 0:
+    i = folded.find(folded_quote, bisect_left(index, after))
+    if i < 0 or not folded_quote:
         return None
     return index[i], index[i + len(folded_quote) - 1] + 1
+
+
+def _spoken_span(text: str, quote: str, after: int = 0) -> tuple[int, int] | None:
+    """`quote` in `text[after:]` read as speech: by letters and digits only (so "don't" is
+    "do n't" and "pain." is "pain ."), with the text's fillers ("um", "uh") and repeated
+    words ("i i think") free to be left out, from the start of a word to the end of one."""
+    want = _alnum(quote.lower())
+    if not want:
+        return None
+    have, index, starts, skips = _speech(text)
+    bounds = {*starts, len(have)}
+    first_word = _WORD.search(quote.lower())
+    head = len(_alnum(first_word.group())) if first_word else 1
+    for start in starts:
+        if index[start] < after or not have.startswith(want[:head], start):
+            continue
+        ends = {start}
+        for n, ch in enumerate(want):
+            reach = _skipped(ends, skips) if n else ends
+            ends = {j + 1 for j in reach if j < len(have) and have[j] == ch}
+        found = sorted(ends & bounds) or sorted(_skipped(ends, skips) & bounds)
+        if found:
+            return index[start], index[found[0] - 1] + 1
+    return None
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _speech(text: str) -> tuple[str, list[int], list[int], dict[int, int]]:
+    """The letters and digits of `text`, lower case, with their offsets in `text`; where
+    each word starts among them; and, for each filler or word said again at once, where it
+    starts → where it ends."""
+    chars: list[str] = []
+    index: list[int] = []
+    starts: list[int] = []
+    skips: dict[int, int] = {}
+    words = list(_WORD.finditer(text.lower()))
+    for n, word in enumerate(words):
+        first = len(chars)
+        starts.append(first)
+        for offset, ch in enumerate(word.group()):
+            if ch.isalnum():
+                chars.append(ch)
+                index.append(word.start() + offset)
+        following = words[n + 1].group() if n + 1 < len(words) else ""
+        said = word.group()
+        if said in _FILLERS or following == said or following.startswith((said + "'", said + "’")):
+            skips[first] = len(chars)  # "um", "i i think", "it it's"
+    return "".join(chars), index, starts, skips
+
+
+def _skipped(positions: set[int], skips: dict[int, int]) -> set[int]:
+    """The positions, and those reached from them by leaving out fillers and repeats."""
+    out, todo = set(positions), list(positions)
+    while todo:
+        j = skips.get(todo.pop())
+        if j is not None and j not in out:
+            out.add(j)
+            todo.append(j)
+    return out
 
 
 def _fold(text: str) -> tuple[str, list[int]]:

@@ -11,9 +11,11 @@ recorded again (tools/llm_fixtures.py).
 """
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,6 +97,44 @@ def test_recorded_conflicts_reach_the_vfs(
     for memory, _ in conflicts:
         assert memory.evidence[0].quote[:20].lower() in text.lower()
     assert "conflicts" in text.lower()
+
+
+# How other models quote a speech-recognised transcript: the tokenisation undone ("do n't"
+# → "don't", "pain ." → "pain."), fillers and words said twice left out, a long quote
+# shortened with an ellipsis.
+_REWRITES = (
+    (r" (n't|'s|'re|'ve|'ll|'m|'d)\b", r"\1"),
+    (r" ([,.?!;:])", r"\1"),
+    (r"\b(?:um+|uh+|uhm)\b[,.]? ?", ""),
+    (r"\b(\w+)(?: \1\b)+", r"\1"),
+)
+
+
+def _as_other_models_quote(quote: str) -> str:
+    for pattern, replacement in _REWRITES:
+        quote = re.sub(pattern, replacement, quote, flags=re.IGNORECASE)
+    words = quote.split(" ")
+    return " ".join([*words[:4], "...", *words[-4:]]) if len(words) > 14 else quote
+
+
+def _requoted(fixture: dict[str, Any]) -> dict[str, Any]:
+    answer = json.loads(fixture["answer"])
+    for memory in answer["memories"]:
+        for quote in memory["quotes"]:
+            quote["quote"] = _as_other_models_quote(quote["quote"])
+    return {**fixture, "answer": json.dumps(answer)}
+
+
+def test_quotes_written_as_other_models_write_them_score_as_recorded() -> None:
+    spoken = {case: f for case, f in FIXTURES.items() if case.startswith("aci-")}
+    requoted = {case: _requoted(f) for case, f in spoken.items()}
+    assert sum(f != requoted[c] for c, f in spoken.items()) >= len(spoken) - 1
+    floor = _floor()
+    with replaying(requoted) as (url, _), LlmExtractor(url, "recorded") as llm:
+        for case in sorted(requoted):
+            _, report = run_case(CASES / case, llm)
+            measured = _measured(report.scores)
+            assert all(measured[k] >= floor[case][k] - 1e-9 for k in floor[case]), case
 
 
 def write_floor() -> None:

@@ -230,6 +230,39 @@ def test_case_spacing_and_curly_quotes_are_pinned_to_the_message_text() -> None:
     assert find_span("abc", "") is None and find_span("abc", "...") is None
 
 
+def test_a_quote_undoing_the_transcripts_tokenisation_is_pinned_to_the_message_text() -> None:
+    text = "well , i do n't take it daily , doctor ."
+    assert span_of(text, "I don't take it daily, doctor.") == "i do n't take it daily , doctor"
+
+
+def test_the_speaker_label_the_prompt_shows_is_no_part_of_a_quote() -> None:
+    text = "I stopped it last month."
+    assert span_of(text, "[4] patient: I stopped it last month.") == text
+    assert span_of(text, 'Patient: "I stopped it"') == "I stopped it"
+
+
+def test_fillers_and_words_said_twice_may_be_left_out_of_a_quote() -> None:
+    text = "um , i i think it it's , uh , getting better"
+    assert span_of(text, "I think it's getting better") == "i think it it's , uh , getting better"
+
+
+def test_speech_reading_neither_drops_a_word_nor_cuts_one() -> None:
+    assert find_span("i do n't take it", "I take it") is None
+    assert find_span("no , i stopped it", "i stop it") is None
+    assert find_span("my eyes .", "yes.") is None
+
+
+def test_a_quote_shortened_with_an_ellipsis_spans_the_text_between_its_parts() -> None:
+    text = "i felt a sharp pain in my chest , it lasted all night"
+    assert span_of(text, "I felt a sharp pain ... it lasted all night") == text
+    assert find_span(text, "it lasted all night ... i felt a sharp pain") is None
+
+
+def span_of(text: str, quote: str) -> str | None:
+    span = find_span(text, quote)
+    return text[span[0] : span[1]] if span else None
+
+
 # -- properties --------------------------------------------------------------------------
 
 _ITEM = st.fixed_dictionaries(
