@@ -73,16 +73,19 @@ def locate(number: int | None, quote: str, messages: list[Message]) -> Quote:
 
     First the named message (numbered from 1), as `find_span` reads it (verbatim, then
     ignoring case, spacing, curly quotes, tokenisation, fillers and elisions); otherwise
-    the one message that holds it, if exactly one does. The quote returned is then the
-    message's own text. A quote found nowhere is returned as named, for `accept` to
-    refuse.
+    the one message that holds it, if exactly one does, or else the one next to the named
+    number that does (a model counting from 0, or from its own first line, is one off).
+    The quote returned is then the message's own text. A quote found nowhere is returned
+    as named, for `accept` to refuse.
     """
     named = messages[number - 1] if number is not None and 0 < number <= len(messages) else None
     if named is not None and (span := find_span(named.text, quote)):
         return _pinned(named, span)
-    hits = [(m, span) for m in messages if (span := find_span(m.text, quote))]
-    if len(hits) == 1:
-        return _pinned(*hits[0])
+    hits = [(n, m, span) for n, m in enumerate(messages, 1) if (span := find_span(m.text, quote))]
+    next_to = [hit for hit in hits if number is not None and abs(hit[0] - number) == 1]
+    for only in (hits, next_to):
+        if len(only) == 1:
+            return _pinned(*only[0][1:])
     unknown = named.message_id if named is not None else f"unknown:{number}"
     return Quote(message_id=unknown, quote=quote)
 

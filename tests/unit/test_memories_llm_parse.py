@@ -218,6 +218,14 @@ def test_an_ambiguous_quote_under_a_wrong_number_is_refused() -> None:
     assert locate(9, "Yes", turns).message_id == "unknown:9"
 
 
+def test_a_quote_held_by_several_messages_is_pinned_to_the_one_next_to_its_number() -> None:
+    turns = conversation(
+        ("patient", "Yes."), ("provider", "Daily?"), ("patient", "Yes."), ("provider", "Ok.")
+    )
+    assert locate(4, "yes.", turns).message_id == turns[2].message_id
+    assert locate(6, "yes.", turns).message_id == "unknown:6"
+
+
 def test_case_spacing_and_curly_quotes_are_pinned_to_the_message_text() -> None:
     item = {
         "type": "concern",
