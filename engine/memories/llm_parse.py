@@ -13,7 +13,7 @@ from typing import Any
 
 from engine.memories.extractor import MEMORY_TYPES, Candidate, Proposal
 from engine.memories.llm_quotes import as_text, for_relate, locate, quotes_in
-from engine.models import Fact, Message
+from engine.models import Fact, Message, RelationshipType
 
 _WS = " \t\r\n"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/"}
@@ -292,8 +292,16 @@ def _proposals(item: dict[str, Any], numbered: list[Fact]) -> list[Proposal]:
         n = int(match.group(1)) if match else 0
         fact_key = numbered[n - 1].fact_key if 1 <= n <= len(numbered) else None
         why = as_text(lower.get("why") or lower.get("rationale") or lower.get("reason"))
-        out.append(Proposal(fact_key=fact_key, type=as_text(lower.get("type")), why=why))
+        out.append(Proposal(fact_key=fact_key, type=_relationship_type(lower.get("type")), why=why))
     return out
+
+
+def _relationship_type(value: Any) -> str:
+    """One of the three types however the model inflected it ("conflict", "Enriched",
+    "corroborate"); anything else as given, for `verify` to refuse."""
+    said = as_text(value).lower()
+    stem = said[:6]
+    return next((t.value for t in RelationshipType if len(stem) == 6 and t.value[:6] == stem), said)
 
 
 def _confidence(value: Any) -> float:

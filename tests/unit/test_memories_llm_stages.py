@@ -32,8 +32,9 @@ def test_the_record_is_numbered_with_status_and_dose(fake: FakeLLM, llm: LlmExtr
 
 
 def test_proposals_are_verified_before_they_are_written(fake: FakeLLM, llm: LlmExtractor) -> None:
+    # a type however inflected is one of the three; another word is none of them
     proposals = [
-        {"fact": 2, "type": "conflicts", "why": "stopped an active medication"},
+        {"fact": 2, "type": "Conflict", "why": "stopped an active medication"},
         {"fact": "F2", "type": "corroborates", "why": "a second type for the same pair"},
         {"fact": 1, "type": "conflicts", "why": "an adherence memory never links a condition"},
         {"fact": 99, "type": "enriches", "why": "no such fact"},
