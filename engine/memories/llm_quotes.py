@@ -169,16 +169,17 @@ def _speech(text: str) -> tuple[str, list[int], list[int], dict[int, int]]:
     index: list[int] = []
     starts: list[int] = []
     skips: dict[int, int] = {}
-    words = list(_WORD.finditer(text.lower()))
+    words = list(_WORD.finditer(text))
     for n, word in enumerate(words):
         first = len(chars)
         starts.append(first)
         for offset, ch in enumerate(word.group()):
             if ch.isalnum():
-                chars.append(ch)
+                low = ch.lower()
+                chars.append(low if len(low) == 1 else ch)
                 index.append(word.start() + offset)
-        following = words[n + 1].group() if n + 1 < len(words) else ""
-        said = word.group()
+        following = words[n + 1].group().lower() if n + 1 < len(words) else ""
+        said = word.group().lower()
         if said in _FILLERS or following == said or following.startswith((said + "'", said + "’")):
             skips[first] = len(chars)  # "um", "i i think", "it it's"
     return "".join(chars), index, starts, skips

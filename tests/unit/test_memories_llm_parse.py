@@ -258,6 +258,8 @@ def test_speech_reading_neither_drops_a_word_nor_cuts_one() -> None:
     assert find_span("i do n't take it", "I take it") is None
     assert find_span("no , i stopped it", "i stop it") is None
     assert find_span("my eyes .", "yes.") is None
+    # offsets are the message's own, even where lower case is longer ("İ" → "i̇")
+    assert span_of("İstanbul , i do n't feel well", "I don't feel well") == "i do n't feel well"
 
 
 def test_a_quote_shortened_with_an_ellipsis_spans_the_text_between_its_parts() -> None:
