@@ -212,9 +212,11 @@ def read_answer(text: str) -> Answer:
 
 
 def _type_key(key: str) -> str | None:
-    k = key.strip().lower()
-    k = k[:-1] if k.endswith("s") and k[:-1] in MEMORY_TYPES else k
-    return k if k in MEMORY_TYPES else None
+    """The one memory type a type or group name names ("Symptoms", "medication_adherence",
+    "patient concern"); None for none or several ("family_history")."""
+    said = {w[:-1] if w.endswith("s") else w for w in re.split(r"[^a-z]+", key.lower())}
+    named = said & MEMORY_TYPES
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def _items(value: Any, kind: str | None, depth: int) -> list[dict[str, Any]]:

@@ -198,6 +198,13 @@ def test_a_type_outside_the_four_is_refused() -> None:
     assert summary(read(json.dumps([family, TEXTING]))) == [TEXTS]
 
 
+def test_a_type_named_in_other_words_is_one_of_the_four() -> None:
+    said = {**ADHERENCE, "type": "Medication_Adherence"}
+    grouped = {"patient_preferences": [{k: v for k, v in TEXTING.items() if k != "type"}]}
+    assert summary(read(json.dumps([said]))) == [STOPPED]
+    assert summary(read(json.dumps(grouped))) == [TEXTS]
+
+
 def test_a_provider_only_quote_is_refused() -> None:
     plan = {**HEADACHE, "quotes": [{"message": 3, "quote": "Any headaches?"}]}
     assert read(json.dumps([plan])) == []
