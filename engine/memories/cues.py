@@ -39,6 +39,8 @@ _UNSURE = re.compile(
     _FILLER + r"(i do n't know|i don't know|i do not know|i'm not sure|i am not sure|not sure"
     r"|i guess|maybe|i do n't remember|i don't remember)\b"
 )
+# Words a speaker breaks off: cut with a hyphen ("wh-", "i-") or trailed off ("it ...").
+_FALSE_START = re.compile(_FILLER + r"(?:[\w']+-\s*|(?:[\w']+\s+){0,2}[\w']+\s*(?:\.\.\.|…)\s*)+")
 _NEGATED = re.compile(r"(?:\bnot|n't|\bno|\bnever)\b(?:\W+\w+)?\W*$")
 _CHANGED_MIND = re.compile(r"\W*(?:\w+\W+){0,2}(?:yes|yeah|yep|i do(?!\s*(?:n'?t|not)))\b")
 # "Gone" says the thing itself is over; "have n't had" / "no problems" only that it is
@@ -101,9 +103,24 @@ _REGIMEN = re.compile(
 _EVER = re.compile(r"\b(before|ever|in the past|previously|prior)\b")
 
 
+def false_start(sentence: str) -> bool:
+    """The sentence is only fillers and words broken off ("um , uh , it ..."), no yes or no."""
+    text = sentence.lower().strip()
+    start = _FALSE_START.match(text)
+    return start is not None and start.end() == len(text) and _polarity(text) is Polarity.NONE
+
+
 def polarity(answer: str) -> Polarity:
-    """How a patient's reply answers a yes/no question (first sentence only)."""
+    """How a patient's reply answers a yes/no question (first sentence only); a false
+    start before it ("wh- yeah", "it ... yes") does not hide it."""
     text = answer.lower().strip()
+    said = _polarity(text)
+    if said is Polarity.NONE and (start := _FALSE_START.match(text)):
+        return _polarity(text[start.end() :])
+    return said
+
+
+def _polarity(text: str) -> Polarity:
     if _UNSURE.match(text):
         return Polarity.NONE
     yes, no = _YES.match(text), _NO.match(text)

@@ -38,7 +38,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.8.0"
+    version = "1.9.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -96,7 +96,8 @@ def _body_parts(text: str, lex: Lexicon) -> list[str]:
 
 
 def _read_turn(turn: Turn) -> None:
-    answer = turn.parsed[0] if turn.parsed else None
+    # the reply's first sentence, after any false start ("um , uh , it ... i think i do .")
+    answer = next((s for s in turn.parsed if not cues.false_start(s.text)), None)
     pol = cues.polarity(answer.text) if answer else Polarity.NONE
     for k, sentence in enumerate(turn.parsed):
         _symptoms(turn, sentence, k == 0)

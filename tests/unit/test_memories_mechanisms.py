@@ -66,6 +66,15 @@ Want = tuple[str, str, str] | None
 
 CASES: list[tuple[str, Turns, list[Fact], Want]] = [
     (
+        "a yes after a false start",
+        [
+            ("provider", "and do you have any blood in your urine ?"),
+            ("patient", "um , uh , it ... i think i do . it looks a little off-color ."),
+        ],
+        [condition("condition:text:stone", "Kidney stone", status="resolved")],
+        ("symptom", "blood in urine", "conflicts"),
+    ),
+    (
         "unnamed medicine of the condition asked about, on a schedule of its own",
         [
             ("provider", "let's talk about your blood pressure . how has that been ?"),

@@ -61,6 +61,9 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("no i yeah i do i like to eat") is Polarity.NONE
     assert cues.polarity("no , i do n't") is Polarity.NO
     assert cues.polarity("um , i think i do .") is Polarity.YES
+    assert cues.polarity("wh- yeah , a little") is Polarity.YES  # a word broken off
+    assert cues.polarity("yes ... well sometimes") is Polarity.YES
+    assert cues.false_start("um , uh , it ...") and not cues.false_start("no ...")
     assert cues.polarity("actually , i do need a refill .") is Polarity.YES
 
 
