@@ -53,7 +53,11 @@ _QUIET = re.compile(
     r"\b(have n't had|haven't had|have not had|not having"
     r"|no problems?|no issues?|no trouble)\b"
 )
-_IMPROVING = re.compile(r"\b(better|improv\w*|less|not as (?:much|bad)|easing|getting stronger)\b")
+_IMPROVING = re.compile(
+    r"\b(better|improv\w*|less|not as (?:much|bad|often|many|severe|frequent|strong|high)"
+    r"|not like (?:it|they|that|i) used to|easing"
+    r"|getting stronger)\b"
+)
 # "i just want this pain to go away" wishes, it does not report.
 _WISH = re.compile(r"\b(want|wanted|hope|hoping|wish|need|until|if)\b(?:\W+\w+){0,4}\W+$")
 # Readings and counts ("one forty", "in the low one hundreds", "my third time"); a lone
@@ -171,8 +175,9 @@ def improving(text: str) -> bool:
 
 
 def status(text: str) -> bool:
-    """Whether a reply says how something is going (better, still, gone, readings)."""
-    return bool(_STATUS.search(text.lower()))
+    """Whether a reply says how something is going (better, still, gone, readings; "not
+    as often", "not like it used to")."""
+    return bool(_STATUS.search(text.lower()) or _IMPROVING.search(text.lower()))
 
 
 def details(sentence: str) -> list[str]:

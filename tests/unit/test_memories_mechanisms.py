@@ -66,6 +66,15 @@ Want = tuple[str, str, str] | None
 
 CASES: list[tuple[str, Turns, list[Fact], Want]] = [
     (
+        "a comparison says how a recorded condition is now",
+        [
+            ("provider", "is the back pain still keeping you up at night ?"),
+            ("patient", "not like it used to ."),
+        ],
+        [LBP],
+        ("symptom", "back pain", "enriches"),
+    ),
+    (
         "a yes after a false start",
         [
             ("provider", "and do you have any blood in your urine ?"),

@@ -64,6 +64,8 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("wh- yeah , a little") is Polarity.YES  # a word broken off
     assert cues.polarity("yes ... well sometimes") is Polarity.YES
     assert cues.false_start("um , uh , it ...") and not cues.false_start("no ...")
+    assert cues.status("not as often .") and cues.status("not like it used to .")
+    assert not cues.gone("not like it used to .")
     assert cues.polarity("actually , i do need a refill .") is Polarity.YES
 
 
