@@ -20,18 +20,20 @@ _FILLER = (
     r"(?:(?:um+|uh+|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually|thankfully|luckily"
     r"|fortunately|unfortunately|honestly|basically)\W+)*"
 )
+# An adverb between who and the verb of a short answer ("i still do", "they actually did").
+_ADVERB = r"(?:(?:actually|really|definitely|certainly|still|usually|always|just|sure)\s+)?"
 _YES = re.compile(
     _FILLER + r"(yes|yeah|yep|yup|yea|uh-huh|mm-hmm|correct|right|sure|absolutely|definitely"
-    r"|i do|i am|i have|i did|i will|i think so|of course|that's right|that's correct|i sure"
-    r"|i think i (?:do|am|have|did)|i believe so"
-    r"|(?:i think |i believe )?(?:it|that|they) (?:is|does|has|did|was|do|are|have)"
+    r"|i " + _ADVERB + r"(?:do|am|have|did|will)|i think so|of course|that's right"
+    r"|that's correct|i think i (?:do|am|have|did)|i believe so"
+    r"|(?:i think |i believe )?(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have)"
     r"(?=\s*(?:[.,!]|$)))"
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
-    r"|i do n't|i don't|i do not|i have n't|i haven't|i have not|i'm not|i am not|i did n't"
-    r"|i didn't|i did not|i've not|i wo n't|i won't|not anymore|not any more|no longer"
-    r"|(?:it|that|they) (?:is|does|has|did|was|do|are|have) (?:n't|not))\b"
+    r"|i " + _ADVERB + r"(?:do n't|don't|do not|have n't|haven't|have not|did n't|didn't"
+    r"|did not|wo n't|won't)|i'm not|i am not|i've not|not anymore|not any more|no longer"
+    r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"
 )
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")

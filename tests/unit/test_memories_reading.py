@@ -63,6 +63,9 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("um , i think i do .") is Polarity.YES
     assert cues.polarity("wh- yeah , a little") is Polarity.YES  # a word broken off
     assert cues.polarity("yes ... well sometimes") is Polarity.YES
+    assert cues.polarity("uh , they actually did .") is Polarity.YES  # an adverb between
+    assert cues.polarity("i still do , every day") is Polarity.YES
+    assert cues.polarity("i really do n't") is Polarity.NO
     assert cues.false_start("um , uh , it ...") and not cues.false_start("no ...")
     assert cues.status("not as often .") and cues.status("not like it used to .")
     assert not cues.gone("not like it used to .")
