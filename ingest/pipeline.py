@@ -33,6 +33,7 @@ from engine.models import (
 from engine.store import GraphStore
 from ingest import drugs
 from ingest.cda import read_cda
+from ingest.collection import fewer_collections
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
 from ingest.fhir_ndjson import mapped_lines
 from ingest.identity import MISMATCH, demographic_conflicts, identity_conflict, masked
@@ -135,13 +136,15 @@ class Ingestor:
 
     def feed_all(self, inputs: Iterable[tuple[str, Reader]]) -> None:
         """Consumes the inputs' records in order, as `feed` does each; the writes run while
-        the next records are read (`ingest.writes`), and are all done on return."""
-        writes = Writes(self._store, self.report.deltas.add)
-        try:
-            for label, reader in inputs:
-                self._feed(label, reader, writes)
-        finally:
-            writes.close()
+        the next records are read (`ingest.writes`), and are all done on return. The
+        garbage collector runs less often meanwhile (`ingest.collection`)."""
+        with fewer_collections():
+            writes = Writes(self._store, self.report.deltas.add)
+            try:
+                for label, reader in inputs:
+                    self._feed(label, reader, writes)
+            finally:
+                writes.close()
 
     def _feed(self, label: str, reader: Reader, writes: Writes) -> None:
         self.report.files += 1
