@@ -6,9 +6,10 @@ PRAGMAS = (
     "PRAGMA synchronous = NORMAL",
     "PRAGMA secure_delete = ON",
     "PRAGMA busy_timeout = 60000",
-    # Reads pick patients at random: keep hot pages in memory (64 MiB cache, 256 MiB mmap).
+    # Reads pick patients at random: keep hot pages in memory (64 MiB cache; up to 2 GiB of
+    # the file mapped, SQLite's largest by default, so pages the OS holds are not copied).
     "PRAGMA cache_size = -65536",
-    "PRAGMA mmap_size = 268435456",
+    "PRAGMA mmap_size = 2147418112",
 )
 
 SCHEMA = """
