@@ -115,7 +115,10 @@ def record_ingest(store: GraphStore, org: str, patient: str) -> list[Batch]:
     recorder = Recorder(store)
     records = [r for r in read_document(BUNDLE) if isinstance(r, Record)]
     Ingestor(recorder, org, patient=patient).feed(BUNDLE.name, iter(records))
-    return [args[1] for name, args, _ in recorder.calls if name == "write"]
+    # a server store is written through `write_many`, the batches waiting applied together
+    written = [[args] for name, args, _ in recorder.calls if name == "write"]
+    written += [args[0] for name, args, _ in recorder.calls if name == "write_many"]
+    return [batch for group in written for _, batch in group]
 
 
 def populate(store: GraphStore, org: str, count: int, threads: int) -> list[str]:
