@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.memories.extractor import MEMORY_TYPES, Candidate, Proposal
-from engine.memories.llm_quotes import as_text, for_relate, locate, quotes_in
+from engine.memories.llm_quotes import as_text, for_relate, pinned_quotes, quotes_in
 from engine.models import Fact, Message, RelationshipType
 
 _WS = " \t\r\n"
@@ -252,7 +252,7 @@ def to_candidates(
     out: list[Candidate] = []
     for item in items:
         subject = as_text(item.get("subject"))
-        quotes = [locate(n, q, messages) for n, q in quotes_in(item)]
+        quotes = [pinned for n, q in quotes_in(item) for pinned in pinned_quotes(n, q, messages)]
         if not subject or not quotes:
             continue
         type_ = _type_key(as_text(item.get("type"))) or as_text(item.get("type")).lower()

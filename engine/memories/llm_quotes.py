@@ -29,6 +29,8 @@ _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"
 _WRAPPERS = "\"'\u2018\u2019\u201c\u201d"
 # How the prompt shows a message ("[3] patient: "), which a model may copy into a quote.
 _SPEAKER = re.compile(r"^(?:\[\d+\]\s*)?(?:provider|patient|caregiver)\s*:\s*", re.IGNORECASE)
+# The end of a sentence inside a quote, where a model may have joined two messages.
+_SENTENCE_END = re.compile(r"[?.!](?=\s+\S)\s+")
 _ELISION = re.compile(r"\s*(?:\.\.\.|…)\s*")
 _ELISION_AT_ENDS = re.compile(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$")
 # A word as spoken: letters and digits, with an apostrophe inside ("don't", "n't").
@@ -88,6 +90,25 @@ def locate(number: int | None, quote: str, messages: list[Message]) -> Quote:
             return _pinned(*only[0][1:])
     unknown = named.message_id if named is not None else f"unknown:{number}"
     return Quote(message_id=unknown, quote=quote)
+
+
+def pinned_quotes(number: int | None, quote: str, messages: list[Message]) -> list[Quote]:
+    """`locate`'s quote; or, for one that runs on from one message into the next, as a
+    model quoting a question and its answer together writes it ("Any chest pain? No."),
+    a quote from each: the two messages around the named number, cut after a sentence."""
+    whole = locate(number, quote, messages)
+    if whole.start is not None:
+        return [whole]
+    pairs = range(1, len(messages)) if number is None else (number - 1, number)
+    found = [
+        (_pinned(messages[k - 1], first), _pinned(messages[k], second))
+        for cut in _SENTENCE_END.finditer(quote)
+        for k in pairs
+        if 0 < k < len(messages)
+        and (first := find_span(messages[k - 1].text, quote[: cut.start() + 1]))
+        and (second := find_span(messages[k].text, quote[cut.end() :]))
+    ]
+    return list(found[0]) if len(found) == 1 else [whole]
 
 
 def _pinned(message: Message, span: tuple[int, int]) -> Quote:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.memories.llm_parse import read_answer, to_candidates
-from engine.memories.llm_quotes import find_span, locate
+from engine.memories.llm_quotes import find_span, locate, pinned_quotes
 from engine.memories.verify import accept
 from engine.models import Memory, Message
 from tests.unit.test_memories_builders import conversation
@@ -231,6 +231,19 @@ def test_a_quote_held_by_several_messages_is_pinned_to_the_one_next_to_its_numbe
     )
     assert locate(4, "yes.", turns).message_id == turns[2].message_id
     assert locate(6, "yes.", turns).message_id == "unknown:6"
+
+
+def test_a_question_and_its_answer_quoted_as_one_are_two_quotes() -> None:
+    turns = conversation(
+        ("provider", "Ok."), ("provider", "Any chest pain?"), ("patient", "No, none at all.")
+    )
+    joined = pinned_quotes(3, "Any chest pain? No, none at all.", turns)
+    assert [(q.message_id, q.quote) for q in joined] == [
+        (turns[1].message_id, "Any chest pain?"),
+        (turns[2].message_id, "No, none at all."),
+    ]
+    [refused] = pinned_quotes(3, "Any chest pain? Yes, a lot.", turns)
+    assert refused.start is None
 
 
 def test_case_spacing_and_curly_quotes_are_pinned_to_the_message_text() -> None:
