@@ -23,7 +23,10 @@ def utcnow() -> datetime:
 
 
 def _as_utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError as e:  # "0001-01-01T00:00:00+00:01" is before year 1 in UTC
+        raise ValueError("the time is outside the years 1 to 9999 in UTC") from e
 
 
 # Stored times are UTC, so their ISO strings sort and compare like the times themselves.

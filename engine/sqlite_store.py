@@ -4,6 +4,7 @@
 import json
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,8 +46,10 @@ class SqliteStore:
     overlapped_writes = False
 
     def __init__(self, path: str) -> None:
-        # An in-memory database is shared by the threads' connections through a named URI.
-        self._path = f"file:cce-{id(self)}?mode=memory&cache=shared" if path == ":memory:" else path
+        # An in-memory database is shared by the threads' connections through a named URI,
+        # named afresh: an `id()` is reused while a dropped store's connection may live on.
+        memory = f"file:cce-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        self._path = memory if path == ":memory:" else path
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()

@@ -83,6 +83,16 @@ def test_validation_errors_name_the_field(store: GraphStore, org: str) -> None:
     assert [e["path"] for e in bad_query.json()["errors"]] == ["query.token_budget"]
 
 
+def test_a_time_before_year_one_in_utc_is_a_validation_error(store: GraphStore, org: str) -> None:
+    api = client(store, settings_for(org=org))
+    said = {"role": "patient", "text": "hi", "timestamp": "0001-01-01T00:00:00+00:01"}
+
+    response = api.post("/v1/patients/p1/sessions/s1/messages", json={"messages": [said]})
+
+    assert response.status_code == 422
+    assert [e["path"] for e in response.json()["errors"]] == ["body.messages.0.timestamp"]
+
+
 def test_unknown_routes_and_methods_are_problems(store: GraphStore, org: str) -> None:
     api = client(store, settings_for(org=org))
 

@@ -20,6 +20,21 @@ def test_in_memory_store_is_shared_by_threads() -> None:
     store.close()
 
 
+def test_a_new_in_memory_store_is_empty_while_a_dropped_ones_connection_lives() -> None:
+    scope = Scope(org="o", patient="p")
+    dropped = open_store("sqlite:///:memory:")
+    dropped.write(scope, asserted("fhir:Condition/c1", claim()))
+    alive = dropped._db()  # type: ignore[attr-defined]  # held, as a reference cycle may
+    del dropped
+
+    stores = [open_store("sqlite:///:memory:") for _ in range(50)]  # one may reuse its id()
+
+    assert all(store.list_facts(scope) == [] for store in stores)
+    for store in stores:
+        store.close()
+    alive.close()
+
+
 def test_facts_query_starts_from_the_patients_facts_and_needs_no_sort() -> None:
     store = open_store("sqlite:///:memory:")
     db = store._db()  # type: ignore[attr-defined]
