@@ -36,7 +36,10 @@ def parse_as_of(text: str | None) -> AsOf:
         raise InvalidInput(f"as_of {text!r} is not a date or instant: {_HINT}") from None
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise InvalidInput(f"as_of {text!r} has no UTC offset: {_HINT}")
-    return instant.astimezone(UTC)
+    try:
+        return instant.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(f"as_of {text!r} is not within years 1-9999 in UTC: {_HINT}") from None
 
 
 def known(at: datetime, as_of: AsOf) -> bool:

@@ -228,10 +228,9 @@ def _format_time(parts: list[int], offset: timedelta | None) -> str | None:
         year, month, day, hour, minute, second = parts[:6]
         zone = None if offset is None else timezone(offset)
         local = datetime(year, month, day, hour, minute, second, tzinfo=zone)
-    except ValueError:  # 30 February and the like: no point in time to normalise
+        local = local if offset is None else local.astimezone(UTC)
+    except (ValueError, OverflowError):  # 30 February, or before year 1 in UTC
         return None
-    if offset is not None:
-        local = local.astimezone(UTC)
     text = f"{local.year:04d}-{local.month:02d}-{local.day:02d}T"
     text += f"{local.hour:02d}:{local.minute:02d}:{local.second:02d}"
     return text if offset is None else text + "Z"

@@ -139,7 +139,10 @@ def test_as_of_is_a_day_end_or_an_instant(text: str | None, expected: datetime |
     assert parse_as_of(text) == expected
 
 
-@pytest.mark.parametrize("text", ["yesterday", "2026-13-01", "2026-03-01T10:00:00", "03/01/2026"])
+@pytest.mark.parametrize(
+    "text",
+    ["yesterday", "2026-13-01", "2026-03-01T10:00:00", "03/01/2026", "0001-01-01T00:00:00+00:01"],
+)
 def test_a_bad_as_of_is_refused_with_what_to_use(text: str) -> None:
     with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
         parse_as_of(text)
