@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, time
 
 from engine.errors import InvalidInput
-from engine.models import Claim, Source
+from engine.models import Claim, Source, as_utc
 
 AsOf = datetime | None
 
@@ -37,8 +37,8 @@ def parse_as_of(text: str | None) -> AsOf:
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise InvalidInput(f"as_of {text!r} has no UTC offset: {_HINT}")
     try:
-        return instant.astimezone(UTC)
-    except OverflowError:
+        return as_utc(instant)
+    except ValueError:
         raise InvalidInput(f"as_of {text!r} is not within years 1-9999 in UTC: {_HINT}") from None
 
 

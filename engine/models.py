@@ -22,15 +22,21 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _as_utc(value: datetime) -> datetime:
+def as_utc(value: datetime) -> datetime:
+    """The time in UTC (a naive one is taken as UTC).
+
+    Raises:
+        ValueError: the time falls outside years 1 to 9999 in UTC
+            ("0001-01-01T00:00:00+00:01").
+    """
     try:
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    except OverflowError as e:  # "0001-01-01T00:00:00+00:01" is before year 1 in UTC
+    except OverflowError as e:
         raise ValueError("the time is outside the years 1 to 9999 in UTC") from e
 
 
 # Stored times are UTC, so their ISO strings sort and compare like the times themselves.
-UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
 
 
 class Frozen(BaseModel):

@@ -48,8 +48,9 @@ class SqliteStore:
     def __init__(self, path: str) -> None:
         # An in-memory database is shared by the threads' connections through a named URI,
         # named afresh: an `id()` is reused while a dropped store's connection may live on.
-        memory = f"file:cce-{uuid.uuid4().hex}?mode=memory&cache=shared"
-        self._path = memory if path == ":memory:" else path
+        if path == ":memory:":
+            path = f"file:cce-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        self._path = path
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()

@@ -3,10 +3,10 @@
 import hashlib
 import re
 import unicodedata
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
-from engine.models import Coding, FactKind
+from engine.models import Coding, FactKind, as_utc
 from ingest.drugs import generic_names
 
 # Code-system URIs and OIDs (FHIR, C-CDA) → the short names used in fact keys.
@@ -228,8 +228,8 @@ def _format_time(parts: list[int], offset: timedelta | None) -> str | None:
         year, month, day, hour, minute, second = parts[:6]
         zone = None if offset is None else timezone(offset)
         local = datetime(year, month, day, hour, minute, second, tzinfo=zone)
-        local = local if offset is None else local.astimezone(UTC)
-    except (ValueError, OverflowError):  # 30 February, or before year 1 in UTC
+        local = local if offset is None else as_utc(local)
+    except ValueError:  # 30 February, or before year 1 in UTC: no point in time to normalise
         return None
     text = f"{local.year:04d}-{local.month:02d}-{local.day:02d}T"
     text += f"{local.hour:02d}:{local.minute:02d}:{local.second:02d}"

@@ -179,7 +179,8 @@ def improving(text: str) -> bool:
 def status(text: str) -> bool:
     """Whether a reply says how something is going (better, still, gone, readings; "not
     as often", "not like it used to")."""
-    return bool(_STATUS.search(text.lower()) or _IMPROVING.search(text.lower()))
+    low = text.lower()
+    return bool(_STATUS.search(low) or _IMPROVING.search(low))
 
 
 def details(sentence: str) -> list[str]:

@@ -147,9 +147,11 @@ def _located(text: str, quote: str, after: int = 0) -> tuple[int, int] | None:
 def _folded_span(text: str, quote: str, after: int = 0) -> tuple[int, int] | None:
     """`quote` in `text[after:]`, ignoring case, quote marks and the length of spaces."""
     folded_quote, _ = _fold(quote)
+    if not folded_quote:
+        return None
     folded, index = _fold(text)
     i = folded.find(folded_quote, bisect_left(index, after))
-    if i < 0 or not folded_quote:
+    if i < 0:
         return None
     return index[i], index[i + len(folded_quote) - 1] + 1
 
