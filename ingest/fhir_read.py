@@ -237,6 +237,14 @@ def resource_type(value: Any) -> str | None:
     return None
 
 
+def preload() -> None:
+    """Imports the R4B model of every type validated here (and their types' modules as
+    validation needs them): processes forked afterwards share them instead of each
+    importing its own."""
+    for rtype in ("Patient", "Medication", *MAPPERS):
+        get_fhir_model_class(rtype)
+
+
 def is_mapped(rtype: str) -> bool:
     """Whether resources of this type become records."""
     return rtype == "Patient" or rtype in MAPPERS

@@ -31,7 +31,7 @@ from engine.models import (
     utcnow,
 )
 from engine.store import GraphStore
-from ingest import drugs
+from ingest import drugs, fhir_read
 from ingest.cda import read_cda
 from ingest.collection import fewer_collections
 from ingest.fhir import read_fhir_json, read_fhir_ndjson, read_fhir_ndjson_bytes
@@ -412,5 +412,6 @@ def _reader_pool(workers: int | None, documents: int, exports: bool) -> Iterator
         return
     if documents:
         drugs.preload()  # every medication's ingredient keys need it (ingest.matching)
+    fhir_read.preload()
     with multiprocessing.get_context("fork").Pool(count) as pool:
         yield pool

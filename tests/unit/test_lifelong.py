@@ -42,3 +42,31 @@ def test_threads_asking_at_once_wait_for_one_load() -> None:
 
     assert calls == [1]
     assert all(v is first.result() for v in values)
+
+
+def test_the_collector_is_off_while_loading_and_back_as_it_was_after() -> None:
+    seen: list[bool] = []
+
+    @lifelong
+    def load() -> list[int]:
+        seen.append(gc.isenabled())
+        return [1]
+
+    @lifelong
+    def failing() -> list[int]:
+        raise RuntimeError("cannot load")
+
+    load()
+    try:
+        failing()
+    except RuntimeError:
+        pass
+    assert seen == [False]
+    assert gc.isenabled()
+
+    gc.disable()
+    try:
+        lifelong(lambda: [2])()
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
