@@ -43,6 +43,9 @@ _UNSURE = re.compile(
 )
 # Words a speaker breaks off: cut with a hyphen ("wh-", "i-") or trailed off ("it ...").
 _FALSE_START = re.compile(_FILLER + r"(?:[\w']+-\s*|(?:[\w']+\s+){0,2}[\w']+\s*(?:\.\.\.|…)\s*)+")
+# A confirmation after what it confirms, as people answer: "on the clock , yes ." /
+# "every morning , yeah" / "just the one , no".
+_TAG = re.compile(r"(?:[\w'-]+\s+){0,5}[\w'-]+\s*,\s*(?:(yes|yeah|yep|yup)|(no|nope))\s*[.!]?\s*$")
 _NEGATED = re.compile(r"(?:\bnot|n't|\bno|\bnever)\b(?:\W+\w+)?\W*$")
 _CHANGED_MIND = re.compile(r"\W*(?:\w+\W+){0,2}(?:yes|yeah|yep|i do(?!\s*(?:n'?t|not)))\b")
 # "Gone" says the thing itself is over; "have n't had" / "no problems" only that it is
@@ -136,12 +139,25 @@ def _polarity(text: str) -> Polarity:
         return Polarity.YES
     if no:
         return Polarity.NO
+    if tag := _TAG.match(text):
+        return Polarity.YES if tag[1] else Polarity.NO
     if len(words(text)) <= 8:
         if _BAD.search(text):
             return Polarity.BAD
         if _GOOD.search(text):
             return Polarity.GOOD
     return Polarity.NONE
+
+
+# A listener's acknowledgement, which lets the speaker go on rather than answering.
+_BACKCHANNEL = re.compile(
+    r"\W*(?:(?:mm+-?hmm+|mhm+|mm+|hmm+|uh-huh|uh|um|yes|yeah|yep|okay|ok|right|sure)\W*){1,3}"
+)
+
+
+def backchannel(text: str) -> bool:
+    """ "mm-hmm ." / "yes ." / "okay": an acknowledgement, which says nothing itself."""
+    return _BACKCHANNEL.fullmatch(text.lower()) is not None
 
 
 def leading_answer(text: str) -> int:

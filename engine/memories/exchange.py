@@ -38,6 +38,7 @@ _OTHER_PERSON = re.compile(
 LEAD_IN_WORDS = 10
 # Shorter trailing bits ("or-", "okay .") say nothing about what was asked.
 MIN_SENTENCE_WORDS = 3
+_CLITIC = re.compile(r"'(?:s|ve|re|ll|d|m)$")
 _POINTS_BACK = re.compile(r"\b(?<!like )(that|it|this|these|those|them)\b")
 
 
@@ -100,11 +101,17 @@ class Asked:
     questions: list[Sentence] = field(default_factory=list)
     # index into `sentences` of each question
     _where: list[int] = field(default_factory=list)
+    # the sentences of the same provider's turns just before, which the patient only
+    # acknowledged ("i know you had the knee surgery-" / "mm-hmm" / "a couple months ago .
+    # you've been feeling well since then ?"): one utterance, interrupted
+    before: list[Sentence] = field(default_factory=list)
 
     @classmethod
-    def of(cls, message: Message, lex: Lexicon) -> "Asked":
+    def of(cls, message: Message, lex: Lexicon, before: list[Message] = ()) -> "Asked":
+        """The provider's `message`, with the earlier turns of the same utterance."""
         parsed = parse(message.text, lex)
-        asked = cls(message, parsed, lex.status_question_words)
+        earlier = [s for m in before for s in parse(m.text, lex)]
+        asked = cls(message, parsed, lex.status_question_words, before=earlier)
         for k, sentence in enumerate(parsed):
             for s, e in question_spans(message.text, (sentence.start, sentence.end)):
                 lead = _lead_in(message.text, sentence.start, s)
@@ -145,19 +152,20 @@ class Asked:
         after = [a for a in self.sentences[k + 1 :] if len(words(a.text)) >= MIN_SENTENCE_WORDS]
         if after:  # "how are you doing with those ? i know we started you on imitrex ."
             return out + after
-        for j in range(k - 1, max(-1, k - 1 - TOPIC_SENTENCES), -1):
-            if j in self._where:
-                asked = self.questions[self._where.index(j)]
-                out.append(asked)
-                if not self._generic(asked):
-                    break
-            else:
-                out.append(self.sentences[j])
+        asked_at = dict(zip(self._where, self.questions, strict=True))
+        back = [(s, s.question) for s in self.before]
+        back += [(asked_at.get(j, s), j in asked_at) for j, s in enumerate(self.sentences[:k])]
+        back = [(s, q) for s, q in back if q or len(words(s.text)) >= MIN_SENTENCE_WORDS]
+        for sentence, is_question in reversed(back[-TOPIC_SENTENCES:]):
+            out.append(sentence)
+            if is_question and not self._generic(sentence):
+                break
         return out
 
     def _generic(self, question: Sentence) -> bool:
-        """ "how are you doing with that?" asks about whatever was just named."""
-        return set(words(question.text)) <= self.generic
+        """ "how are you doing with that?" asks about whatever was just named ("you've"
+        and "everything's" read as "you" and "everything")."""
+        return {_CLITIC.sub("", w) for w in words(question.text)} <= self.generic
 
     def topic(self, conditions_of: Callable[[str], frozenset[str]]) -> Mention | None:
         """The recorded condition the last question is about, if the provider named one.

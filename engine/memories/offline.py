@@ -30,6 +30,8 @@ from engine.models import Fact, FactKind, Message, Role
 SPEAKERS = frozenset({Role.PATIENT, Role.CAREGIVER})
 # "the medication" may point back to a drug named this many turns before.
 RECENT_TURNS = 3
+# How many acknowledged interruptions a provider's utterance is followed back across.
+INTERRUPTIONS = 2
 # "what is c diff?" asks something; "really?" or "like what?" does not.
 MIN_QUESTION_WORDS = 3
 
@@ -38,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.9.0"
+    version = "1.10.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -66,7 +68,7 @@ class OfflineExtractor:
                 examining = cues.examining(message.text, examining)
                 continue
             prev = messages[i - 1] if i > 0 and messages[i - 1].role is Role.PROVIDER else None
-            asked = Asked.of(prev, lex) if prev else None
+            asked = Asked.of(prev, lex, _interrupted(messages, i - 1)) if prev else None
             if asked is not None:
                 seen += [(i - 1, m) for m in asked.named_meds()]
                 parts += _body_parts(prev.text if prev else "", lex)
@@ -82,6 +84,21 @@ class OfflineExtractor:
                 (i, m) for s in turn.parsed for m, _ in s.mentions if m.kind in MEDS and specific(m)
             ]
         return out.candidates()
+
+
+def _interrupted(messages: list[Message], k: int) -> list[Message]:
+    """The provider's turns before turn `k` that the patient only acknowledged: "i know
+    you had the knee surgery-" / "mm-hmm ." / (turn `k`) "a couple months ago ..."."""
+    first = k
+    while (
+        first >= 2
+        and k - first < 2 * INTERRUPTIONS
+        and messages[first - 1].role in SPEAKERS
+        and cues.backchannel(messages[first - 1].text)
+        and messages[first - 2].role is Role.PROVIDER
+    ):
+        first -= 2
+    return messages[first:k:2]
 
 
 def _body_parts(text: str, lex: Lexicon) -> list[str]:

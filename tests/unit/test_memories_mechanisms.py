@@ -66,6 +66,28 @@ Want = tuple[str, str, str] | None
 
 CASES: list[tuple[str, Turns, list[Fact], Want]] = [
     (
+        "a provider's utterance interrupted by an acknowledgement is one",
+        [
+            ("provider", "and i see you had the gout flare in march-"),
+            ("patient", "mm-hmm ."),
+            ("provider", "so that was rough . have you been doing well since then ?"),
+            ("patient", "yeah , no trouble at all since the spring ."),
+        ],
+        [GOUT],
+        ("symptom", "gout", "enriches"),
+    ),
+    (
+        "a confirmation after what it confirms",
+        [
+            ("provider", "how are you doing on the metformin ?"),
+            ("patient", "good ."),
+            ("provider", "and you take it every day ?"),
+            ("patient", "every single day , yes ."),
+        ],
+        [METF, DM],
+        ("adherence", "metformin", "corroborates"),
+    ),
+    (
         "a comparison says how a recorded condition is now",
         [
             ("provider", "is the back pain still keeping you up at night ?"),

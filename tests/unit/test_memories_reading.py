@@ -70,6 +70,14 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.status("not as often .") and cues.status("not like it used to .")
     assert not cues.gone("not like it used to .")
     assert cues.polarity("actually , i do need a refill .") is Polarity.YES
+    assert cues.polarity("every morning , yeah .") is Polarity.YES  # confirmed after
+    assert cues.polarity("just the one , no .") is Polarity.NO
+    assert cues.polarity("i do n't know , no") is Polarity.NONE
+
+
+def test_an_acknowledgement_is_a_backchannel_and_an_answer_is_not() -> None:
+    assert all(cues.backchannel(t) for t in ["mm-hmm .", "mm .", "okay", "yes .", "uh-huh"])
+    assert not any(cues.backchannel(t) for t in ["yes , i am .", "no .", "it hurts ."])
 
 
 def test_a_leading_no_without_a_comma_does_not_negate_what_follows() -> None:
