@@ -80,6 +80,17 @@ def pipeline() -> Any:
         ),
         ConTextRule("a wish", "HYPOTHETICAL", pattern=r"\bwish(?: i)?\b", direction="FORWARD"),
     ]
+    # A plan is not what happens: "i'm going to start the metformin tomorrow", "i'm gon na
+    # stop the lisinopril". "will" is not one: it says what tends to happen too ("i'll
+    # take a tylenol when it flares", "i will start getting rashes").
+    plan = ConTextRule(
+        "a plan",
+        "HYPOTHETICAL",
+        pattern=r"\b(?:going to|gon na|gonna|plan to|planning to)(?: just| probably)?"
+        r" (?:start|stop|take|use|try|begin|switch|quit|restart|resume|fill|pick up)\b"
+        r"(?! getting| having| feeling)",
+        direction="FORWARD",
+    )
     # "i don't think i've had any tingling": a denial, whose own "i" starts no new clause
     denial = ConTextRule(
         "a denial of having had it",
@@ -92,7 +103,7 @@ def pipeline() -> Any:
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, denial])
+    context.add([clause, *quantities, *relayed, plan, denial])
     return nlp
 
 

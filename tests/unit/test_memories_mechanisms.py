@@ -66,6 +66,15 @@ Want = tuple[str, str, str] | None
 
 CASES: list[tuple[str, Turns, list[Fact], Want]] = [
     (
+        "a plan is not adherence, nor a conflict",
+        [
+            ("provider", "any questions about the lisinopril ?"),
+            ("patient", "no . i'm gon na stop taking the lisinopril once my pressure is down ."),
+        ],
+        [LISIN, HTN],
+        None,
+    ),
+    (
         "a provider's utterance interrupted by an acknowledgement is one",
         [
             ("provider", "and i see you had the gout flare in march-"),
