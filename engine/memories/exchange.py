@@ -7,7 +7,7 @@ medications the provider named ("are you still taking the metformin?").
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from engine.memories import cues
@@ -107,7 +107,7 @@ class Asked:
     before: list[Sentence] = field(default_factory=list)
 
     @classmethod
-    def of(cls, message: Message, lex: Lexicon, before: list[Message] = ()) -> "Asked":
+    def of(cls, message: Message, lex: Lexicon, before: Sequence[Message] = ()) -> "Asked":
         """The provider's `message`, with the earlier turns of the same utterance."""
         parsed = parse(message.text, lex)
         earlier = [s for m in before for s in parse(m.text, lex)]

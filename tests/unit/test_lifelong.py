@@ -5,6 +5,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from engine.lifelong import lifelong
 
 
@@ -57,10 +59,8 @@ def test_the_collector_is_off_while_loading_and_back_as_it_was_after() -> None:
         raise RuntimeError("cannot load")
 
     load()
-    try:
+    with pytest.raises(RuntimeError):
         failing()
-    except RuntimeError:
-        pass
     assert seen == [False]
     assert gc.isenabled()
 
