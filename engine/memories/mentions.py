@@ -224,15 +224,29 @@ _ADVERBIAL_AFTER = frozenset({"to", "in", "on", "from", "into", "home", "here", 
 
 def find_parts(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]:
     """The body parts in `tokens`, without the adverbs that share their words: "get back
-    to the house", "back in april" (a preposition after, no determiner or side before)."""
-    out = []
-    for i, j, part in lex.body_parts.find(tokens):
+    to the house", "back in april" (a preposition after, no determiner or side before).
+    A region of a part is that part: "the back of my head" is the head, from "back" on."""
+    found = lex.body_parts.find(tokens)
+    by_start = {i: (j, part) for i, j, part in found}
+    out: list[tuple[int, int, str]] = []
+    for i, j, part in found:
+        if out and out[-1][0] < i < out[-1][1]:
+            continue  # the part a region was named by
         after = tokens[j].text if j < len(tokens) else ""
         before = tokens[i - 1].text if i > 0 else ""
         if after in _ADVERBIAL_AFTER and before not in PART_DETERMINERS:
             continue
+        if after == "of" and (whole := by_start.get(_after_determiners(tokens, j + 1))):
+            j, part = whole
         out.append((i, j, part))
     return out
+
+
+def _after_determiners(tokens: list[Token], k: int) -> int:
+    """The first token from `k` on that is not a determiner or side ("of| my left| knee")."""
+    while k < len(tokens) and tokens[k].text in PART_DETERMINERS:
+        k += 1
+    return k
 
 
 # What joins body parts into one: "neck and back", "knees or hips".

@@ -123,6 +123,18 @@ def test_lay_words_and_possessives_name_the_complaint() -> None:
     assert subjects("Well, I'm coughing up this yellow phlegm.") == ["cough"]
 
 
+def test_a_region_of_a_body_part_is_that_part() -> None:
+    lex = load_lexicon()
+
+    def subjects(text: str) -> list[str]:
+        return [m.subject for m in find_mentions(text, lex)]
+
+    assert subjects("a dull pain in the back of my head") == ["head pain"]
+    assert subjects("pain in the back of my left leg") == ["leg pain"]  # not too far off
+    assert subjects("the side of my neck is sore") == ["neck pain"]
+    assert subjects("my back hurts") == ["back pain"]
+
+
 def test_someone_elses_condition_is_like_family_history() -> None:
     [sentence] = parse("i also have a coworker who has a thyroid issue too", load_lexicon())
     assert [a.family for _, a in sentence.mentions] == [True]
