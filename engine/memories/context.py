@@ -78,7 +78,13 @@ def pipeline() -> Any:
             r"(?: that)? (?:it was|it's|it is|it might be|i had|i have|i might have|i may have)\b",
             direction="FORWARD",
         ),
-        ConTextRule("a wish", "HYPOTHETICAL", pattern=r"\bwish(?: i)?\b", direction="FORWARD"),
+        ConTextRule(
+            "a wish",
+            "HYPOTHETICAL",
+            pattern=r"\bwish(?: i)?\b",
+            direction="FORWARD",
+            terminated_by={"CLAUSE"},  # "i wish , unfortunately i've gained some weight"
+        ),
     ]
     # A plan is not what happens: "i'm going to start the metformin tomorrow", "i'm gon na
     # stop the lisinopril". "will" is not one: it says what tends to happen too ("i'll
@@ -90,6 +96,7 @@ def pipeline() -> Any:
         r" (?:start|stop|take|use|try|begin|switch|quit|restart|resume|fill|pick up)\b"
         r"(?! getting| having| feeling)",
         direction="FORWARD",
+        terminated_by={"CLAUSE"},
     )
     # "i don't think i've had any tingling": a denial, whose own "i" starts no new clause
     denial = ConTextRule(

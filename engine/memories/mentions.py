@@ -153,7 +153,44 @@ def _lexical(tokens: list[Token], hits: list[tuple[int, int, str]], kind: str) -
     return out
 
 
+# Amounts said inside a complaint: "i've gained some weight", "lost a lot of weight".
+_AMOUNTS = (
+    ("a", "little", "bit", "of"),
+    ("quite", "a", "bit", "of"),
+    ("a", "lot", "of"),
+    ("a", "bit", "of"),
+    ("lots", "of"),
+    ("a", "little"),
+    ("a", "few"),
+    ("some",),
+)
+
+
+def _without_amounts(tokens: list[Token]) -> list[Token]:
+    """The tokens without the amounts said in them; each keeps its place in the text."""
+    out: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        said = next(
+            (a for a in _AMOUNTS if tuple(t.text for t in tokens[i : i + len(a)]) == a), None
+        )
+        if said is None or i == 0:
+            out.append(tokens[i])
+            i += 1
+        else:
+            i += len(said)
+    return out
+
+
 def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
+    found = _symptoms_in(tokens, lex)
+    fewer = _without_amounts(tokens)
+    if len(fewer) < len(tokens):  # "gained some weight" is "gained weight"
+        found += [m for m in _symptoms_in(fewer, lex) if " " in m.canonical]
+    return found
+
+
+def _symptoms_in(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     out = []
     lay = lex.lay_terms
     for i, j, term in lex.symptoms.find(tokens, plurals=lambda key: key not in lay):
@@ -173,10 +210,11 @@ def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
 
 
 # What the patient cannot do, named as the vocabulary names a difficulty: "i can't stand
-# up" is difficulty standing, "it's hard to run" difficulty running (HPO's terms).
+# up" is difficulty standing, "it's hard (for me) to run" difficulty running (HPO's terms).
 _INABILITY = re.compile(
-    r"\b(?:ca n't|can't|cannot|can not|could n't|couldn't|unable to|hard to|harder to"
-    r"|difficult to|trouble|difficulty)\s+(?:really |even |barely |hardly )?([a-z]+)"
+    r"\b(?:ca n't|can't|cannot|can not|could n't|couldn't|unable to"
+    r"|(?:hard|harder|difficult)(?: for (?:me|him|her|them|us))? to"
+    r"|trouble|difficulty)\s+(?:really |even |barely |hardly )?([a-z]+)"
     r"(?:\s+([a-z]+))?"
 )
 

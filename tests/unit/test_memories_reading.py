@@ -123,6 +123,26 @@ def test_lay_words_and_possessives_name_the_complaint() -> None:
     assert subjects("Well, I'm coughing up this yellow phlegm.") == ["cough"]
 
 
+def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
+    lex = load_lexicon()
+
+    def canonical(text: str) -> list[str]:
+        return [m.canonical for m in find_mentions(text, lex)]
+
+    assert canonical("it's been hard for me to swallow certain foods") == ["dysphagia"]
+    assert canonical("i've lost a lot of weight") == ["weight loss"]
+    assert canonical("i put on some weight") == ["weight gain"]
+    assert canonical("i have some pain") == ["pain"]
+
+
+def test_a_wish_ends_where_a_new_clause_begins() -> None:
+    lex = load_lexicon()
+    [gained] = parse("no i wish , unfortunately i've gained some weight", lex)
+    [wished] = parse("i wish i had some weight loss", lex)
+    assert [a.hypothetical for _, a in gained.mentions] == [False]
+    assert [a.hypothetical for _, a in wished.mentions] == [True]
+
+
 def test_a_region_of_a_body_part_is_that_part() -> None:
     lex = load_lexicon()
 
