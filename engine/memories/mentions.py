@@ -115,10 +115,11 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     found = _meds(tokens, lex) + _body(tokens, lex)
     found += _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
     symptoms = _symptoms(tokens, lex)
-    # "heart burn" is one complaint, not the heart
-    lay = [m for m in symptoms if m.source == "lay"]
+    said = _predicates(text, lex)
+    # "heart burn", "my heart is racing" are complaints, not the heart
+    lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
-    found += symptoms + _inabilities(text, lex)
+    found += symptoms + _inabilities(text, lex) + said
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
@@ -236,6 +237,31 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
             end, term = hit
             out.append(
                 Mention("symptom", match.start(), end, term.canonical, term.canonical, term.source)
+            )
+    return out
+
+
+# A complaint said of what has it, as the vocabulary says it the other way round: "my mouth
+# is dry" is dry mouth, "my chest feels tight" chest tightness, "my heart is racing" a
+# racing heart (the words between: "has been", "really", "a little").
+_PREDICATE = re.compile(
+    r"\b(?:my|his|her|their|the) ([a-z]+)"
+    r" (?:is|are|was|were|feels?|felt|has been|have been|gets?|got|seems?|looks?|keeps? getting)"
+    r"((?: (?:so|really|very|kind of|kinda|a little|a bit|pretty|always|all|still|too))*)"
+    r" ([a-z]+)\b"
+)
+
+
+def _predicates(text: str, lex: Lexicon) -> list[Mention]:
+    out = []
+    for match in _PREDICATE.finditer(text.lower()):
+        thing, quality = match.group(1), match.group(3)
+        said = (f"{quality} {thing}", f"{thing} {quality}ness", f"{thing} {quality}")
+        hit = next(((p, t) for p in said if (t := lex.symptoms.get(p)) is not None), None)
+        if hit is not None:  # named as said ("dry mouth"), not by the term ("xerostomia")
+            phrase, term = hit
+            out.append(
+                Mention("symptom", match.start(1), match.end(), phrase, term.canonical, term.source)
             )
     return out
 

@@ -135,6 +135,18 @@ def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
     assert canonical("i have some pain") == ["pain"]
 
 
+def test_a_complaint_said_of_what_has_it_is_the_vocabularys_term() -> None:
+    lex = load_lexicon()
+
+    def said(text: str) -> list[tuple[str, str]]:
+        return [(m.subject, m.canonical) for m in find_mentions(text, lex)]
+
+    assert said("my mouth is dry") == [("dry mouth", "xerostomia")]
+    assert said("my heart is really racing") == [("racing heart", "tachycardia")]  # not the heart
+    assert said("my chest feels tight") == [("chest tightness", "chest tightness")]
+    assert said("my knee is fine") == []
+
+
 def test_a_wish_ends_where_a_new_clause_begins() -> None:
     lex = load_lexicon()
     [gained] = parse("no i wish , unfortunately i've gained some weight", lex)
