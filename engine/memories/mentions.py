@@ -4,7 +4,7 @@ import re
 from dataclasses import dataclass, field
 
 from engine.memories.drugs import find_in_tokens
-from engine.memories.lexicon import Lexicon
+from engine.memories.lexicon import Lexicon, SymptomTerm
 from engine.memories.text import Token, stem, tokenize
 
 SYMPTOMISH = frozenset({"symptom", "condition", "body"})
@@ -232,9 +232,8 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
             for g in gerunds
         ]
         tried.append((match.end(1), f"inability to {verb}"))
-        hit = next(((end, t) for end, p in tried if (t := lex.symptoms.get(p)) is not None), None)
-        if hit is not None:
-            end, term = hit
+        if hit := _first_known(lex, tried):
+            end, _, term = hit
             out.append(
                 Mention("symptom", match.start(), end, term.canonical, term.canonical, term.source)
             )
@@ -247,7 +246,7 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
 _PREDICATE = re.compile(
     r"\b(?:my|his|her|their|the) ([a-z]+)"
     r" (?:is|are|was|were|feels?|felt|has been|have been|gets?|got|seems?|looks?|keeps? getting)"
-    r"((?: (?:so|really|very|kind of|kinda|a little|a bit|pretty|always|all|still|too))*)"
+    r"(?: (?:so|really|very|kind of|kinda|a little|a bit|pretty|always|all|still|too))*"
     r" ([a-z]+)\b"
 )
 
@@ -255,15 +254,17 @@ _PREDICATE = re.compile(
 def _predicates(text: str, lex: Lexicon) -> list[Mention]:
     out = []
     for match in _PREDICATE.finditer(text.lower()):
-        thing, quality = match.group(1), match.group(3)
+        thing, quality = match.group(1), match.group(2)
         said = (f"{quality} {thing}", f"{thing} {quality}ness", f"{thing} {quality}")
-        hit = next(((p, t) for p in said if (t := lex.symptoms.get(p)) is not None), None)
-        if hit is not None:  # named as said ("dry mouth"), not by the term ("xerostomia")
-            phrase, term = hit
-            out.append(
-                Mention("symptom", match.start(1), match.end(), phrase, term.canonical, term.source)
-            )
+        if hit := _first_known(lex, [(match.end(), p) for p in said]):
+            end, phrase, term = hit  # named as said ("dry mouth"), not as the term (xerostomia)
+            out.append(Mention("symptom", match.start(1), end, phrase, term.canonical, term.source))
     return out
+
+
+def _first_known(lex: Lexicon, tried: list[tuple[int, str]]) -> tuple[int, str, SymptomTerm] | None:
+    """The first of the (end, phrase) pairs whose phrase the vocabulary knows, with its term."""
+    return next(((e, p, t) for e, p in tried if (t := lex.symptoms.get(p)) is not None), None)
 
 
 def _gerunds(verb: str) -> list[str]:

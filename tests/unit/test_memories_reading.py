@@ -16,6 +16,15 @@ def subjects(text: str) -> list[str]:
     return [m.subject for m in find_mentions(text, load_lexicon())]
 
 
+def canonical(text: str) -> list[str]:
+    return [m.canonical for m in find_mentions(text, load_lexicon())]
+
+
+def said(text: str) -> list[tuple[str, str]]:
+    """Each mention as named and as the vocabulary's term."""
+    return [(m.subject, m.canonical) for m in find_mentions(text, load_lexicon())]
+
+
 # -- questions -------------------------------------------------------------------------
 
 
@@ -124,11 +133,6 @@ def test_lay_words_and_possessives_name_the_complaint() -> None:
 
 
 def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
-    lex = load_lexicon()
-
-    def canonical(text: str) -> list[str]:
-        return [m.canonical for m in find_mentions(text, lex)]
-
     assert canonical("it's been hard for me to swallow certain foods") == ["dysphagia"]
     assert canonical("i've lost a lot of weight") == ["weight loss"]
     assert canonical("i put on some weight") == ["weight gain"]
@@ -136,11 +140,6 @@ def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
 
 
 def test_a_complaint_said_of_what_has_it_is_the_vocabularys_term() -> None:
-    lex = load_lexicon()
-
-    def said(text: str) -> list[tuple[str, str]]:
-        return [(m.subject, m.canonical) for m in find_mentions(text, lex)]
-
     assert said("my mouth is dry") == [("dry mouth", "xerostomia")]
     assert said("my heart is really racing") == [("racing heart", "tachycardia")]  # not the heart
     assert said("my chest feels tight") == [("chest tightness", "chest tightness")]
@@ -156,11 +155,6 @@ def test_a_wish_ends_where_a_new_clause_begins() -> None:
 
 
 def test_a_region_of_a_body_part_is_that_part() -> None:
-    lex = load_lexicon()
-
-    def subjects(text: str) -> list[str]:
-        return [m.subject for m in find_mentions(text, lex)]
-
     assert subjects("a dull pain in the back of my head") == ["head pain"]
     assert subjects("pain in the back of my left leg") == ["leg pain"]  # not too far off
     assert subjects("the side of my neck is sore") == ["neck pain"]
