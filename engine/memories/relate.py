@@ -16,9 +16,9 @@ Only symptom → condition and adherence → medication edges are inferred; whic
 the same entity is decided in `entities`. The type follows GUIDELINE §3 and the dev
 set's annotation conventions: a statement about the record's own episode ("the flare
 went away") is not one about the chronic disease; past use of a drug recorded as stopped
-agrees with the record; how often an as-needed drug is used enriches it; an explicit
-dose or frequency unlike the order's conflicts (`regimen`). Facts are only read, never
-changed.
+agrees with the record; using an as-needed drug, or how often, enriches it (it has no
+schedule to take as prescribed); an explicit dose or frequency unlike the order's
+conflicts (`regimen`). Facts are only read, never changed.
 """
 
 import re
@@ -43,7 +43,7 @@ from engine.memories.regimen import (
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.3.0"
+INFERENCE = "offline-inference 2.4.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
@@ -236,6 +236,8 @@ def adherence_type(memory: Memory, fact: Fact) -> tuple[RelationshipType, str]:
         return RelationshipType.CONFLICTS, "dose differs from the record"
     if frequency_differs(memory, fact):
         return RelationshipType.CONFLICTS, "frequency differs from the record"
+    if behaviour == "as_prescribed" and as_needed_order(fact):
+        return RelationshipType.ENRICHES, "when an as-needed medication is used"
     if behaviour == "missed_doses" or memory.attributes.get("details"):
         return RelationshipType.ENRICHES, "partial adherence or detail the record lacks"
     return RelationshipType.CORROBORATES, "taking it as prescribed"

@@ -179,6 +179,21 @@ CASES: list[tuple[str, Turns, list[Fact], Want]] = [
         ("adherence", "atorvastatin", "conflicts"),
     ),
     (
+        "taking an as-needed drug says when it is used",
+        [
+            ("provider", "what have you taken for the wheezing ?"),
+            ("patient", "i took some albuterol ."),
+        ],
+        [ALB, ASTH],
+        ("adherence", "albuterol", "enriches"),
+    ),
+    (
+        "taking a scheduled drug is taking it as prescribed",
+        [("patient", "i take my fluticasone inhaler every morning and night .")],
+        [FLUT, ASTH],
+        ("adherence", "fluticasone", "corroborates"),
+    ),
+    (
         "never filled",
         [("patient", "i never got the omeprazole filled , it was too expensive .")],
         [OMEP, GERD],
