@@ -85,6 +85,18 @@ _NOT_THE_THING = re.compile(
 )
 
 
+# Drinking as nourishment, not alcohol: "he's eating and drinking well", "drinking plenty
+# of water".
+_DRINK = re.compile(r"\bdrink(?:s|ing)?\b", re.IGNORECASE)
+_NOURISHMENT = re.compile(
+    r"\b(?:eat|eats|eating|ate)\s+(?:and|or)\s+(?:drink|drinks|drinking)\b"
+    r"|\b(?:drink|drinks|drinking)\s+(?:and|or)\s+(?:eat|eats|eating)\b"
+    r"|\b(?:drink|drinks|drinking)\s+(?:a lot of |lots of |plenty of |enough |more |some )?"
+    r"(?:water|fluids?|liquids?|juice|milk|tea|coffee|soda|pop|enough|plenty)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass
 class Mention:
     """One thing a message mentions, with character offsets into the message text."""
@@ -98,6 +110,13 @@ class Mention:
     drugs: tuple[str, ...] = ()
     class_drugs: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
+
+
+def _nourishment(text: str, m: Mention) -> bool:
+    """The mention is drinking said of nourishment."""
+    if not _DRINK.fullmatch(text[m.start : m.end]):
+        return False
+    return any(n.start() <= m.start < n.end() for n in _NOURISHMENT.finditer(text))
 
 
 def singular(word: str) -> str:
@@ -121,6 +140,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms + _inabilities(text, lex) + said
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
+    found = [m for m in found if not _nourishment(text, m)]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
         if all(m.end <= c.start or m.start >= c.end for c in chosen):

@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.10.0"
+    version = "1.11.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -135,6 +135,8 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
     for m, a in sentence.mentions:
         if m.kind not in SYMPTOMISH or a.family or a.hypothetical or _restated(m, a):
             continue
+        if _worry_of_a_concern(turn, sentence, m):
+            continue
         asked = turn.question if first else None
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
             continue
@@ -163,6 +165,13 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         )
 
 
+def _worry_of_a_concern(turn: Turn, sentence: Sentence, m: Mention) -> bool:
+    """ "i was worried about giving him something on top of the benadryl": the worry is the
+    concern the sentence raises, not a feeling to record as a symptom as well."""
+    said = turn.text[m.start : m.end]
+    return said in turn.lex.concern_cues and _concern_cue(turn, sentence) is not None
+
+
 def _restated(m: Mention, a: Assertion) -> bool:
     """What the record or a clinician says, in the patient's mouth: a history ("i have a
     history of lupus"), a clinician's words or guess about a diagnosis ("he said that i
@@ -171,10 +180,16 @@ def _restated(m: Mention, a: Assertion) -> bool:
     return a.historical or ((a.reported or a.uncertain) and m.kind == "condition")
 
 
-def _concern(turn: Turn, sentence: Sentence) -> None:
+def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:
+    """The words that raise a worry of the patient's in the sentence, if any."""
     cue = cues.has_any(sentence.text, turn.lex.concern_cues)
     if cue and (cues.negated_cue(sentence.text, cue) or cues.others_worry(sentence.text)):
-        cue = None
+        return None
+    return cue
+
+
+def _concern(turn: Turn, sentence: Sentence) -> None:
+    cue = _concern_cue(turn, sentence)
     asks = cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
     if asks and cues.has_any(sentence.text, turn.lex.logistic_questions):
         asks = False
@@ -183,7 +198,9 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
         return
     if _requests(sentence.text, turn.lex):
         return
-    subject = sentence.mentions[0][0].subject if sentence.mentions else (cue or "question")
+    # what the worry is about, not the worry ("worried about ... the benadryl")
+    named = [m.subject for m, _ in sentence.mentions if turn.text[m.start : m.end].lower() != cue]
+    subject = named[0] if named else (cue or "question")
     turn.out.add(
         ("concern", turn.message.message_id),
         Candidate(

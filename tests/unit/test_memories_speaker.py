@@ -106,6 +106,24 @@ def test_asking_what_can_be_done_is_a_concern_not_a_request() -> None:
     assert [m.type for m in memories] == [MemoryType.CONCERN]
 
 
+def test_a_worry_about_something_is_a_concern_about_it_not_a_symptom() -> None:
+    memories = run(
+        ("provider", "and did you give him anything for the fever ?"),
+        ("patient", "i was worried about giving him something on top of the benadryl ."),
+    )
+    assert [(m.type, m.subject) for m in memories if m.type is not MemoryType.ADHERENCE] == [
+        (MemoryType.CONCERN, "diphenhydramine")
+    ]
+
+
+def test_drinking_as_nourishment_is_not_alcohol_use() -> None:
+    lex = load_lexicon()
+    for said in ("fortunately , he's eating and drinking well .", "i'm drinking plenty of water"):
+        assert find_mentions(said, lex) == [], said
+    [drinking] = find_mentions("i've been drinking a lot more since the move", lex)
+    assert drinking.subject == "alcohol use"
+
+
 def test_a_spoken_strength_is_compared_as_a_number() -> None:
     said = "ibuprofen eight hundred milligrams three times a day"
     assert dose_amounts(said) == dose_amounts("800 mg by mouth three times daily") == {800.0}
