@@ -7,6 +7,8 @@
   when the record holds it and the reply says how it is going but does not name it.
 """
 
+import re
+
 from engine.memories import cues
 from engine.memories.adherence import QUESTION_VERBS, resolve, specific
 from engine.memories.context import Assertion
@@ -86,6 +88,8 @@ def _symptom_answer(
     if _covered(turn, m.subject) or _covered(turn, subject):
         return
     present = pol in {Polarity.YES, Polarity.BAD}
+    if pol in {Polarity.YES, Polarity.NO} and _without(question, m):
+        present = not present  # "able to walk without pain?" / "yes": no pain
     if not present and not turn.related(subject):
         return
     turn.covered.add(subject)
@@ -109,6 +113,15 @@ def _symptom_answer(
             "via": "answer" if subject == m.subject else "asked-part",
         },
     )
+
+
+# "are you able to walk without any pain or discomfort?": a yes says it is not there
+_WITHOUT = re.compile(r"\bwithout(?: \w+){0,3}\W*$")
+
+
+def _without(question: Sentence, m: Mention) -> bool:
+    """The question asks about doing something without what `m` names."""
+    return bool(_WITHOUT.search(question.text[: m.start - question.start]))
 
 
 def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:

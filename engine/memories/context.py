@@ -106,11 +106,20 @@ def pipeline() -> Any:
         r"\s+i(?:'ve|\s+have|\s+had)?(?:\s+ever)?(?:\s+had|\s+been|\s+gotten|\s+noticed)?\b",
         direction="FORWARD",
     )
+    # "skin cancer does run in my family": what runs in the family is the words right
+    # before ("i have diabetes and it runs in my family" is the patient's diabetes)
+    runs = ConTextRule(
+        "it runs in the family",
+        "FAMILY",
+        pattern=r"\b(?:does |do |did )?(?:runs?|ran) in (?:my|the|our|his|her) family\b",
+        direction="BACKWARD",
+        max_scope=1,
+    )
     ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, plan, denial])
+    context.add([clause, *quantities, *relayed, plan, denial, runs])
     return nlp
 
 

@@ -77,10 +77,10 @@ _NOT_POSSESSIVE = frozenset(
     {"it", "that", "what", "there", "here", "he", "she", "let", "who", "where", "how", "this"}
 )
 # "blood pressure cuff" is a device, not a reading; "pain management", "sleep study" and
-# "allergy clinic" name a service, not what the patient has.
+# "allergy clinic" name a service, not what the patient has; "falling asleep" is no fall.
 _NOT_THE_THING = re.compile(
     r"\s*(cuff|machine|monitor|meter|log|check|management|clinic|specialist|study|studies"
-    r"|team|program|center|centre|service|unit)s?\b",
+    r"|team|program|center|centre|service|unit|asleep)s?\b",
     re.IGNORECASE,
 )
 

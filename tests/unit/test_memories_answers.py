@@ -239,3 +239,28 @@ def test_someone_elses_condition_is_not_the_patients() -> None:
         facts=(THYROID,),
     )
     assert of_type(memories, MemoryType.SYMPTOM) == []
+
+
+def test_what_runs_in_the_family_is_not_the_patients() -> None:
+    memories = run(
+        ("provider", "so you went to the dermatologist to get it checked out ?"),
+        ("patient", "yes , i was extra cautious because skin cancer does run in my family ."),
+        ("patient", "i have high blood pressure and it runs in my family ."),
+    )
+    assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["blood pressure"]
+
+
+def test_a_yes_to_doing_something_without_a_complaint_denies_it() -> None:
+    knee = condition("condition:text:knee", "Osteoarthritis of right knee", ref="Condition/knee")
+    denied = run(
+        ("provider", "are you able to walk normally without any knee pain ?"),
+        ("patient", "yes ."),
+        facts=(knee,),
+    )
+    said = run(
+        ("provider", "can you walk without knee pain ?"),
+        ("patient", "no ."),
+        facts=(knee,),
+    )
+    assert [m.attributes["present"] for m in of_type(denied, MemoryType.SYMPTOM)] == [False]
+    assert [m.attributes["present"] for m in of_type(said, MemoryType.SYMPTOM)] == [True]

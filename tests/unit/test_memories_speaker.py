@@ -124,6 +124,12 @@ def test_drinking_as_nourishment_is_not_alcohol_use() -> None:
     assert drinking.subject == "alcohol use"
 
 
+def test_falling_asleep_is_no_fall() -> None:
+    lex = load_lexicon()
+    assert find_mentions("i have been falling asleep at work .", lex) == []
+    assert [m.subject for m in find_mentions("i keep falling down", lex)] == ["falls"]
+
+
 def test_a_spoken_strength_is_compared_as_a_number() -> None:
     said = "ibuprofen eight hundred milligrams three times a day"
     assert dose_amounts(said) == dose_amounts("800 mg by mouth three times daily") == {800.0}
