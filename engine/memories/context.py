@@ -61,8 +61,9 @@ def pipeline() -> Any:
     ]
     # What a clinician said or thought the patient has is their judgement, relayed ("he
     # said that i had a kidney stone", "they thought it was neuropathy", "they were
-    # concerned that i might have ..."); a wish is not a report ("i wish i had some weight
-    # loss"). Each pattern takes in the clause's "i", which would otherwise end it.
+    # concerned that i might have ..."), and so is what the patient feared it was ("i
+    # thought i was having a heart attack"); a wish is not a report ("i wish i had some
+    # weight loss"). Each pattern takes in the clause's "i", which would otherwise end it.
     relayed = [
         ConTextRule(
             "a clinician's words",
@@ -72,10 +73,11 @@ def pipeline() -> Any:
             direction="FORWARD",
         ),
         ConTextRule(
-            "a clinician's guess",
+            "a guess at a diagnosis",
             "POSSIBLE_EXISTENCE",
             pattern=r"\b(?:thought|think|thinks|concerned|worried|suspect|suspected)"
-            r"(?: that)? (?:it was|it's|it is|it might be|i had|i have|i might have|i may have)\b",
+            r"(?: that)? (?:it was|it's|it is|it might be|i had|i have|i was having|i might have"
+            r"|i may have)\b",
             direction="FORWARD",
         ),
         ConTextRule(

@@ -29,6 +29,14 @@ def test_a_diagnosis_a_clinician_gave_is_not_the_patients_symptom() -> None:
     assert of_type(memories, MemoryType.SYMPTOM) == []
 
 
+def test_what_the_patient_feared_it_was_is_no_symptom() -> None:
+    memories = run(
+        ("provider", "what happened on saturday ?"),
+        ("patient", "i was short of breath . i thought i was having a heart attack ."),
+    )
+    assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["shortness of breath"]
+
+
 def test_what_the_patient_feels_stays_theirs_when_a_clinician_explains_it() -> None:
     memories = run(
         ("provider", "tell me more about the back pain ."),
