@@ -252,12 +252,14 @@ _FINDING = re.compile(
     r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)|your (?:x-ray|mri|ct|scan"
     r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-rays?|mris?"
     r"|scans?|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
-    r"|(?:which|that) (?:showed|shows|revealed|demonstrated)"
+    r"|(?:which|that|this|it) (?:also )?(?:showed|shows|revealed|demonstrated|demonstrates)"
+    r"|show me the"
     r"|what you have is|you have what(?:'s| is| we) call|my (?:impression|assessment|diagnosis)"
     r"|when i (?:push|press|touch|squeeze|tap|move|bend|pull)|(?:push|press)(?:ing)? (?:on )?"
     r"(?:right )?(?:here|there)"
     r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
-    r"|(?:looking|look) at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?|images?"
+    r"|(?:looking|look)(?: here)? at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?"
+    r"|images?"
     r"|scans?|echo\w*|ekg|numbers|report)?)\b"
 )
 # The provider advises or plans ("try not to take any ibuprofen , okay ?", "we'll get an

@@ -402,6 +402,18 @@ CASES: list[tuple[str, Turns, list[Fact], Want]] = [
 ]
 PROVIDER_ONLY: list[tuple[str, Turns, list[Fact]]] = [
     (
+        "a test result read out + mm-hmm",
+        [
+            (
+                "provider",
+                "so , this is the echocardiogram , and it also shows that leaky valve , the "
+                "mitral regurgitation that , that you have , okay ?",
+            ),
+            ("patient", "mm-hmm ."),
+        ],
+        [CHF, FURO],
+    ),
+    (
         "plan + mm-hmm",
         [
             (
