@@ -258,9 +258,8 @@ _FINDING = re.compile(
     r"|when i (?:push|press|touch|squeeze|tap|move|bend|pull)|(?:push|press)(?:ing)? (?:on )?"
     r"(?:right )?(?:here|there)"
     r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
-    r"|(?:looking|look)(?: here)? at (?:this|that|these|your|the) (?:\w+ )?(?:results?|labs?|x-rays?"
-    r"|images?"
-    r"|scans?|echo\w*|ekg|numbers|report)?)\b"
+    r"|(?:looking|look)(?: here)? at (?:this|that|these|your|the) (?:\w+ )?"
+    r"(?:results?|labs?|x-rays?|images?|scans?|echo\w*|ekg|numbers|report)?)\b"
 )
 # The provider advises or plans ("try not to take any ibuprofen , okay ?", "we'll get an
 # echo"): a "yup" to it acknowledges the plan, it says nothing of what the patient does.
