@@ -119,6 +119,18 @@ def _nourishment(text: str, m: Mention) -> bool:
     return any(n.start() <= m.start < n.end() for n in _NOURISHMENT.finditer(text))
 
 
+# Sleep as the time something happens: "when i'm sleeping at night i feel a sharp pain",
+# "a few minutes after i lay down to sleep".
+_WHEN_ASLEEP = re.compile(
+    r"\b(?:when|while|after|before|whenever)(?: \S+){0,4} (?:sleep|sleeping|asleep)$", re.IGNORECASE
+)
+
+
+def _time_of_sleep(text: str, m: Mention) -> bool:
+    """The mention is sleep said only as the time of something else."""
+    return m.canonical == "sleep" and bool(_WHEN_ASLEEP.search(text[: m.end]))
+
+
 def singular(word: str) -> str:
     """A body-part or noun in the singular ("knees" → "knee", "feet" → "foot")."""
     if word in _IRREGULAR:
@@ -140,7 +152,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms + _inabilities(text, lex) + said
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
-    found = [m for m in found if not _nourishment(text, m)]
+    found = [m for m in found if not _nourishment(text, m) and not _time_of_sleep(text, m)]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
         if all(m.end <= c.start or m.start >= c.end for c in chosen):

@@ -132,6 +132,13 @@ def test_drinking_as_nourishment_is_not_alcohol_use() -> None:
     assert drinking.subject == "alcohol use"
 
 
+def test_sleep_as_the_time_of_something_else_is_no_sleep_complaint() -> None:
+    lex = load_lexicon()
+    said = "sometimes when i am sleeping in the night , i feel this sharp pain"
+    assert [m.subject for m in find_mentions(said, lex)] == ["pain"]
+    assert [m.subject for m in find_mentions("i'm not sleeping well", lex)] == ["sleep"]
+
+
 def test_falling_asleep_is_no_fall() -> None:
     lex = load_lexicon()
     assert find_mentions("i have been falling asleep at work .", lex) == []
