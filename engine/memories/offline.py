@@ -168,8 +168,11 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
 def _worry_of_a_concern(turn: Turn, sentence: Sentence, m: Mention) -> bool:
     """ "i was worried about giving him something on top of the benadryl": the worry is the
     concern the sentence raises, not a feeling to record as a symptom as well."""
-    said = turn.text[m.start : m.end]
-    return said in turn.lex.concern_cues and _concern_cue(turn, sentence) is not None
+    return _said_as(turn, m, _concern_cue(turn, sentence))
+
+
+def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:
+    return cue is not None and words(turn.text[m.start : m.end]) == words(cue)
 
 
 def _restated(m: Mention, a: Assertion) -> bool:
@@ -199,7 +202,7 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     if _requests(sentence.text, turn.lex):
         return
     # what the worry is about, not the worry ("worried about ... the benadryl")
-    named = [m.subject for m, _ in sentence.mentions if turn.text[m.start : m.end].lower() != cue]
+    named = [m.subject for m, _ in sentence.mentions if not _said_as(turn, m, cue)]
     subject = named[0] if named else (cue or "question")
     turn.out.add(
         ("concern", turn.message.message_id),
