@@ -90,6 +90,15 @@ def parse(text: str, lex: Lexicon) -> list[Sentence]:
     ]
 
 
+# The provider dictating to the note, not speaking to the patient: "beverly is a 53
+# -year-old female with ... who presents for follow-up".
+_DICTATION = re.compile(
+    r"\b(?:is|am) an? \d+ ?-? ?(?:year|yr)s?[- ]old\b|\bwho presents\b"
+    r"|\bpresents (?:today |here )?(?:for|with)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass
 class Asked:
     """The provider turn a reply answers: its sentences and its questions."""
@@ -156,6 +165,7 @@ class Asked:
         back = [(s, s.question) for s in self.before]
         back += [(asked_at.get(j, s), j in asked_at) for j, s in enumerate(self.sentences[:k])]
         back = [(s, q) for s, q in back if q or len(words(s.text)) >= MIN_SENTENCE_WORDS]
+        back = [(s, q) for s, q in back if not _DICTATION.search(s.text)]
         for sentence, is_question in reversed(back[-TOPIC_SENTENCES:]):
             out.append(sentence)
             if is_question and not self._generic(sentence):

@@ -65,6 +65,19 @@ def test_a_topic_is_looked_up_before_a_question_that_only_asks_how_it_goes() -> 
     }
 
 
+def test_no_topic_from_the_providers_dictation_to_the_note() -> None:
+    memories = run(
+        (
+            "provider",
+            "so beverly is a 53 -year-old female with high blood pressure who presents for "
+            "follow-up . how are you ?",
+        ),
+        ("patient", "i'm good today ."),
+        facts=(HTN,),
+    )
+    assert of_type(memories, MemoryType.SYMPTOM) == []
+
+
 def test_no_topic_when_the_provider_names_several_conditions_or_the_reply_is_about_a_drug() -> None:
     several = run(
         (
