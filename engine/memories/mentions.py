@@ -151,6 +151,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms + _inabilities(text, lex) + said
+    found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     found = [m for m in found if not _nourishment(text, m) and not _time_of_sleep(text, m)]
     chosen: list[Mention] = []
@@ -158,6 +159,25 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
         if all(m.end <= c.start or m.start >= c.end for c in chosen):
             chosen.append(m)
     return sorted(chosen, key=lambda m: m.start)
+
+
+# A complaint said with the condition that causes it: "a lot of pain from my hernia" is the
+# hernia's pain, as "pain in my knee" is the knee's.
+_CAUSE = re.compile(
+    r"\s+(?:from|due to|because of|caused by)\s+(?:(?:my|his|her|their|the|that|this)\s+)?$"
+)
+
+
+def _caused_by(text: str, found: list[Mention]) -> list[Mention]:
+    """Complaint and cause as one mention, of the kind a part and its complaint have (it
+    wins over the condition alone)."""
+    out = []
+    for cause in (m for m in found if m.kind == "condition"):
+        for felt in (m for m in found if m.kind == "symptom" and m.end <= cause.start):
+            if _CAUSE.fullmatch(text[felt.end : cause.start].lower()):
+                subject = f"{cause.subject} {felt.subject}"
+                out.append(Mention("body", felt.start, cause.end, subject, subject))
+    return out
 
 
 def _without_possessive(token: Token) -> Token:

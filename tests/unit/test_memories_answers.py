@@ -277,3 +277,15 @@ def test_a_yes_to_doing_something_without_a_complaint_denies_it() -> None:
     )
     assert [m.attributes["present"] for m in of_type(denied, MemoryType.SYMPTOM)] == [False]
     assert [m.attributes["present"] for m in of_type(said, MemoryType.SYMPTOM)] == [True]
+
+
+def test_a_complaint_from_a_condition_is_that_conditions() -> None:
+    hernia = condition("condition:text:hernia", "Ventral hernia", ref="Condition/hernia")
+    memories = run(
+        ("provider", "so , tell me what's going on ?"),
+        ("patient", "but i have a lot of pain from my hernia ."),
+        facts=(hernia,),
+    )
+    [pain] = of_type(memories, MemoryType.SYMPTOM)
+    assert pain.subject == "hernia pain"
+    assert [e.type for e in relate([pain], [hernia])] == [RelationshipType.ENRICHES]
