@@ -43,7 +43,7 @@ from engine.memories.regimen import (
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.4.0"
+INFERENCE = "offline-inference 2.5.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
@@ -108,6 +108,10 @@ def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
 
 def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Relationship]:
     matches = [(v, how) for v in conditions if (how := same_condition(memory.subject, v))]
+    if any(how == "name" for _, how in matches):
+        # "shortness of breath" with shortness of breath on file is that entry's, not
+        # also a manifestation of the heart failure on file
+        matches = [(v, how) for v, how in matches if how == "name"]
     active = [(v, how) for v, how in matches if not _inactive(v.fact)]
     if active and memory.attributes.get("present", True):
         # the knee that hurts now is the recorded injury's, not the repair years ago

@@ -256,3 +256,14 @@ def test_a_symptom_and_a_condition_the_vocabulary_calls_one_concept_are_the_same
     [edge] = relate([breath], [dyspnea, HYPERTENSION])  # HPO: a synonym of dyspnea
     assert edge.fact_key == dyspnea.fact_key
     assert edge.type is RelationshipType.ENRICHES and "by name" in edge.rationale
+
+
+def test_a_symptom_on_file_itself_is_that_entrys_not_also_a_manifestation_of_another() -> None:
+    dyspnea = condition("condition:text:sob", "Shortness of breath on exertion")
+    breath = memory(
+        MemoryType.SYMPTOM, "shortness of breath", "i get short of breath on the stairs"
+    )
+    [edge] = relate([breath], [ASTHMA, dyspnea])
+    assert edge.fact_key == dyspnea.fact_key and "by name" in edge.rationale
+    [alone] = relate([breath], [ASTHMA])
+    assert alone.fact_key == ASTHMA.fact_key and "by manifestation" in alone.rationale
