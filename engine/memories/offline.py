@@ -132,10 +132,13 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         return
     gone = cues.gone(sentence.text) and not cues.improving(turn.text)
     absent = gone or cues.absent(sentence.text)
+    worry = _concern_cue(turn, sentence)
     for m, a in sentence.mentions:
         if m.kind not in SYMPTOMISH or a.family or a.hypothetical or _restated(m, a):
             continue
-        if _worry_of_a_concern(turn, sentence, m):
+        # "i was worried about giving him something on top of the benadryl": the worry is
+        # the concern the sentence raises, not a feeling to record as a symptom as well
+        if _said_as(turn, m, worry):
             continue
         asked = turn.question if first else None
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
@@ -163,12 +166,6 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
             turn.with_question([turn.clause(sentence, m)], first),
             attrs,
         )
-
-
-def _worry_of_a_concern(turn: Turn, sentence: Sentence, m: Mention) -> bool:
-    """ "i was worried about giving him something on top of the benadryl": the worry is the
-    concern the sentence raises, not a feeling to record as a symptom as well."""
-    return _said_as(turn, m, _concern_cue(turn, sentence))
 
 
 def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:
