@@ -15,7 +15,7 @@ from functools import cache
 
 from engine.memories.drugs import generic_names, ingredients
 from engine.memories.lexicon import load_lexicon
-from engine.memories.text import words
+from engine.memories.text import stem, words
 from engine.models import Fact, FactKind
 
 # Words that say nothing about which condition is meant.
@@ -143,7 +143,7 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
     "breast lump" is not "scars of both breasts"; "knee pain" is "arthritis of knee".
     """
     subject_words = content_words(subject)
-    shared = subject_words & view.words
+    shared = {w for w in subject_words if any(_kin(w, theirs) for theirs in view.words)}
     felt = _sensations(subject_words - _body_words())
     if shared and (felt or not (shared <= _body_words() and _differ(subject_words, view.words))):
         return "name"
@@ -158,6 +158,14 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
             if sign_words and sign_words <= tokens:
                 return "manifestation"
     return None
+
+
+def _kin(mine: str, theirs: str) -> bool:
+    """One word, or a form derived from it: "hypertension" and "hypertensive", "anemia"
+    and "anemic" (Snowball stems, or one stem and at most two letters more); "heart" is
+    not "heartburn"."""
+    a, b = sorted((stem(mine), stem(theirs)), key=len)
+    return mine == theirs or (len(a) >= 4 and b.startswith(a) and len(b) - len(a) <= 2)
 
 
 def _differ(mine: frozenset[str], theirs: frozenset[str]) -> bool:

@@ -267,3 +267,12 @@ def test_a_symptom_on_file_itself_is_that_entrys_not_also_a_manifestation_of_ano
     assert edge.fact_key == dyspnea.fact_key and "by name" in edge.rationale
     [alone] = relate([breath], [ASTHMA])
     assert alone.fact_key == ASTHMA.fact_key and "by manifestation" in alone.rationale
+
+
+def test_a_word_and_its_derived_form_name_the_same_condition() -> None:
+    said = memory(MemoryType.SYMPTOM, "hypertension", "still kind of working with my hypertension")
+    [edge] = relate([said], [ASTHMA, HYPERTENSION])  # "Hypertensive disorder"
+    assert edge.fact_key == HYPERTENSION.fact_key and "by name" in edge.rationale
+    # a longer word that starts with another is not its derived form
+    heartburn = memory(MemoryType.SYMPTOM, "heartburn", "i get heartburn", present=True)
+    assert relate([heartburn], [condition("condition:text:hd", "Heart disease")]) == []
