@@ -1,5 +1,7 @@
 """Relationship inference: same entity, then conflicts / corroborates / enriches."""
 
+import pytest
+
 from engine.memories.relate import relate
 from engine.models import Evidence, Memory, MemoryType, RelationshipType
 from tests.unit.test_memories_builders import condition, medication
@@ -276,3 +278,20 @@ def test_a_word_and_its_derived_form_name_the_same_condition() -> None:
     # a longer word that starts with another is not its derived form
     heartburn = memory(MemoryType.SYMPTOM, "heartburn", "i get heartburn", present=True)
     assert relate([heartburn], [condition("condition:text:hd", "Heart disease")]) == []
+
+
+@pytest.mark.parametrize(
+    ("label", "sign"),
+    [
+        ("Non-small cell lung cancer, left upper lobe", "cough"),
+        ("Left ventricular dysfunction, ejection fraction 40%", "leg swelling"),
+        ("Chronic gastritis", "nausea"),
+        ("Paroxysmal atrial fibrillation", "palpitations"),
+        ("Iron deficiency anemia", "lightheadedness"),
+        ("Peripheral vascular disease", "leg pain"),
+    ],
+)
+def test_a_denied_cardinal_symptom_enriches_its_condition(label: str, sign: str) -> None:
+    denied = memory(MemoryType.SYMPTOM, sign, f"no {sign}", present=False, details=[])
+    [edge] = relate([denied], [condition("condition:text:c", label), HYPERTENSION])
+    assert edge.fact_key == "condition:text:c" and edge.type is RelationshipType.ENRICHES
