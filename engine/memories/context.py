@@ -46,12 +46,13 @@ def pipeline() -> Any:
     # Speech recognition drops the full stops that end ConText's scopes. A new clause's
     # subject ends a negation or a hypothetical ("if i'm on my feet for long i'll notice
     # some swelling", "even if i'm just walking , i find myself palpitating": it happens;
-    # not the "i" of the if-clause itself), and a quantity said of what is there ends a
-    # negation ("no fever some chills").
+    # not the "i" of the if-clause itself), as does what is there instead ("no weakness ,
+    # just the numbing"), and a quantity said of what is there ends a negation ("no fever
+    # some chills").
     clause = ConTextRule(
         "a new clause",
         "CLAUSE",
-        pattern=r"(?<!\bif )(?<!\bwhen )\bi\b",
+        pattern=r"(?<!\bif )(?<!\bwhen )\b(?:i|just)\b",
         direction="FORWARD",
         allowed_types={"CLAUSE"},
     )

@@ -133,6 +133,15 @@ def test_without_full_stops_a_new_clause_ends_a_negation_or_a_hypothetical() -> 
     assert _flags("if i get chest pain i will call you", "chest pain") == [(False, True)]
 
 
+def test_what_is_there_instead_ends_a_negation() -> None:
+    assert _flags("no weakness , just the weird numbing", "weakness", "numbing") == [
+        (True, False),
+        (False, False),
+    ]
+    lingering = "i have n't noticed any shortness of breath it just seems to be a dry cough"
+    assert _flags(lingering, "shortness of breath", "dry cough") == [(True, False), (False, False)]
+
+
 def test_a_bare_complaint_takes_the_body_part_the_conversation_named_last() -> None:
     reconstruction = condition(
         "condition:text:knee-reconstruction",
