@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ingest import json_text
 from ingest.fhir_read import (
     Identity,
     Item,
@@ -62,7 +63,7 @@ def _read(
     where = Where(file=label)
     try:
         raw = data if isinstance(data, bytes) else Path(data).read_bytes()
-        doc = json.loads(raw)
+        doc = json_text.loads(raw)
     except OSError as exc:
         yield from stop(where, f"cannot read file: {exc.strerror or exc}")
         return

@@ -48,11 +48,11 @@ observation's one claim: `component:<loinc code>` (or `component:<system>:<code>
 """
 
 import hashlib
-import json
 from datetime import datetime
 from typing import Any
 
 from engine.models import Patient, Source, SourceFormat
+from ingest import json_text
 from ingest.fhir_claims import Mapper, Resolver, Skip
 from ingest.fhir_clinical import (
     map_allergy,
@@ -71,8 +71,7 @@ __all__ += ["source_for"]
 
 def canonical_hash(resource: Json) -> str:
     """sha256 of the resource's canonical JSON (sorted keys, no whitespace)."""
-    text = json.dumps(resource, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(json_text.canonical(resource)).hexdigest()
 
 
 def source_for(resource: Json, label: str, content_hash: str) -> Source:

@@ -12,7 +12,6 @@ Given a process pool, its processes validate the lines ahead of the mapping
 
 import gzip
 import io
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +20,7 @@ from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import IO, Any, cast
 
+from ingest import json_text
 from ingest.fhir_ndjson_pool import Known, checked
 from ingest.fhir_read import (
     Identity,
@@ -180,7 +180,7 @@ class _NdjsonReader:
         for number, line, known in checked(self.pool, name, _selected(stream, only)):
             where = Where(file=name, line=number)
             try:
-                res = json.loads(line)
+                res = json_text.loads(line)
             except ValueError as exc:
                 if only is not None:
                     only[2].add(number)

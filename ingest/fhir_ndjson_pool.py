@@ -6,13 +6,13 @@ out while the reader maps the lines before, in order, with that state: the recor
 problems are the same, in the same order, as without the pool.
 """
 
-import json
 import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.pool import AsyncResult, Pool
 
+from ingest import json_text
 from ingest.fhir_map import MAPPERS, canonical_hash
 from ingest.fhir_read import Where, is_mapped, resource_type, validate
 from ingest.records import Problem
@@ -96,7 +96,7 @@ def _validate_lines(name: str, lines: Lines) -> dict[int, Known]:
     known = {}
     for number, line in lines:
         try:
-            res = json.loads(line)
+            res = json_text.loads(line)
         except ValueError:
             continue  # the reader reports it as it parses the line itself
         rtype = resource_type(res)
