@@ -307,6 +307,7 @@ _QUESTION_WORD = re.compile(
     r"\b(?:what|what's|when|how|how's|why|which|where|who|is|are|was|were|will|would|can"
     r"|could|should|do|does|did|am|have|has)\b"
 )
+_SELF = re.compile(r"\b(?:i|me|my|mine|we)\b")
 _WH_OPENING = re.compile(_QUESTION_LEAD + r"(?:what|how|why|which|where|who)\b")
 
 
@@ -316,6 +317,11 @@ def asks_itself(sentence: str) -> bool:
     if text.endswith("?"):
         return bool(_QUESTION_WORD.search(text))
     return bool(_ASKS_ITSELF.match(text)) and len(words(text)) <= ASKS_ITSELF_WORDS
+
+
+def about_self(sentence: str) -> bool:
+    """The speaker speaks of themself: "i", "me", "my", "we"."""
+    return bool(_SELF.search(sentence.lower()))
 
 
 def asks_what(sentence: str) -> bool:

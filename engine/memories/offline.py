@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.13.0"
+    version = "1.14.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -194,7 +194,9 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     if asks and cues.has_any(sentence.text, turn.lex.logistic_questions):
         asks = False
     topical = bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
-    if not (cue or (asks and topical)):
+    # an open question is a concern when it is about something clinical or about the
+    # patient ("will i be asleep for this?"), not any question ("is that okay?")
+    if not (cue or (asks and (topical or cues.about_self(sentence.text)))):
         return
     if _requests(sentence.text, turn.lex):
         return

@@ -179,3 +179,19 @@ def test_a_worried_question_is_a_concern_and_a_stated_wish_a_preference() -> Non
     assert len(by_type(memories, MemoryType.CONCERN)) == 1
     [preference] = by_type(memories, MemoryType.PREFERENCE)
     assert preference.subject == "communication"
+
+
+def test_an_open_question_about_the_patient_is_a_concern_and_small_talk_is_not() -> None:
+    memories = run(
+        ("provider", "we'll do the repair under general anesthesia ."),
+        ("patient", "Will I be asleep for this?"),
+        ("provider", "yes , the whole time ."),
+        ("patient", "Is that okay?"),
+        ("provider", "and then physical therapy for six weeks ."),
+        ("patient", "so will i be able to run again"),
+    )
+    concerns = by_type(memories, MemoryType.CONCERN)
+    assert [c.evidence[0].quote for c in concerns] == [
+        "Will I be asleep for this?",
+        "so will i be able to run again",
+    ]
