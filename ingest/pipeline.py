@@ -388,7 +388,8 @@ def ingest_paths(
             )
     documents = [path for path, is_ndjson in found if not is_ndjson]
     exports = len(found) > len(documents)
-    with _reader_pool(workers, len(documents), exports) as pool:
+    # the pool's processes fork with the ingest's rhythm of collections (`ingest.collection`)
+    with fewer_collections(), _reader_pool(workers, len(documents), exports) as pool:
         read = partial(read_document, patient_key=patient_key)
         parsed = pool.imap(read, documents) if pool else map(read, documents)
         ingestor.feed_all(

@@ -1,13 +1,18 @@
 """`ingest.collection`: the collector runs less often while ingests run, and as before after."""
 
 import gc
+import multiprocessing
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 from engine.sqlite_store import SqliteStore
+from ingest import pipeline
 from ingest.collection import INGEST_THRESHOLD, fewer_collections
-from ingest.pipeline import Ingestor, read_bytes
+from ingest.pipeline import Ingestor, ingest_paths, read_bytes
 from ingest.records import Problem, Record
 
 CONDITION = (
@@ -64,3 +69,25 @@ def test_the_thresholds_come_back_after_a_failure() -> None:
         pass
 
     assert gc.get_threshold() == before
+
+
+def _threshold_read(path: Path, patient_key: str | None = None) -> list[Record | Problem]:
+    """In a pool process: the collector's threshold there, as a warning."""
+    return [Problem(severity="warning", file=str(path), message=str(gc.get_threshold()[0]))]
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="the pool forks its processes"
+)
+def test_the_pool_processes_read_with_fewer_collections_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        path.write_bytes(CONDITION)
+    monkeypatch.setattr(pipeline, "read_document", _threshold_read)
+
+    report = ingest_paths(SqliteStore(":memory:"), "org", paths, workers=2)
+
+    thresholds = [w.message for w in report.warnings if w.message.isdigit()]
+    assert thresholds == [str(INGEST_THRESHOLD)] * 2
