@@ -18,7 +18,7 @@ from engine.memories.entities import product_words
 from engine.memories.exchange import Sentence
 from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, class_drugs
 from engine.memories.regimen import dose_amounts, on_schedule, per_day
-from engine.memories.text import clause_around, tokenize, words
+from engine.memories.text import clause_around, stem, tokenize, words
 from engine.memories.turn import Turn
 
 # Words of a provider question that ask how a medication is taken or working.
@@ -94,7 +94,7 @@ def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> N
     # "only when i need it") is as strong a cue as one
     status = cues.behaviour_phrase(sentence.text, turn.lex)[0] != "as_prescribed"
     strong = bool(tokens & turn.lex.adherence_verbs) or status
-    weak = bool(tokens & turn.lex.adherence_weak_verbs)
+    weak = bool({stem(t) for t in tokens} & turn.lex.adherence_weak_verbs)
     meds = [m for m in meds if not _listed(turn, sentence, m)]
     if any(m.kind == "drug" for m in meds):
         meds = [m for m in meds if specific(m)]

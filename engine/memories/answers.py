@@ -41,7 +41,9 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     # "on exam i see some swelling in your ankles , alright ?" / "yes": agreeing with a
     # finding is not the patient saying it (speaker discipline)
     finding = last is not None and _finding(turn, last)
-    if last is not None and pol is not Polarity.NONE and not about_meds and not finding:
+    # "do you remember what caused the pain?" / "i don't": the pain is not denied
+    recall = last is not None and cues.asks_recall(last.text)
+    if last is not None and pol is not Polarity.NONE and not (about_meds or finding or recall):
         for question, m, a in _denied_together(turn, pol):
             # "a history of anaphylaxis , is that correct?" / "yes": the record, confirmed
             if m.kind in SYMPTOMISH and not (

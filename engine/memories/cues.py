@@ -35,6 +35,7 @@ _NO = re.compile(
     r"|did not|wo n't|won't)|i'm not|i am not|i've not|not anymore|not any more|no longer"
     r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"
 )
+_OPENING_FILLERS = re.compile(_FILLER)
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")
 _UNSURE = re.compile(
@@ -142,9 +143,11 @@ def _polarity(text: str) -> Polarity:
     if tag := _TAG.match(text):
         return Polarity.YES if tag[1] else Polarity.NO
     if len(words(text)) <= 8:
-        if _BAD.search(text):
+        # "well , since the fall of 2007": the filler "well" is no answer
+        said = text[_OPENING_FILLERS.match(text).end() :]  # type: ignore[union-attr]
+        if _BAD.search(said):
             return Polarity.BAD
-        if _GOOD.search(text):
+        if _GOOD.search(said):
             return Polarity.GOOD
     return Polarity.NONE
 
@@ -307,6 +310,10 @@ _QUESTION_WORD = re.compile(
     r"\b(?:what|what's|when|how|how's|why|which|where|who|is|are|was|were|will|would|can"
     r"|could|should|do|does|did|am|have|has)\b"
 )
+_RECALL = re.compile(
+    r"\b(?:do|did|can|could) you (?:remember|recall|know)\b(?:\s+\w+){0,2}?"
+    r"\s+(?:what|when|how|why|where|which|who)\b"
+)
 _SELF = re.compile(r"\b(?:i|me|my|mine|we)\b")
 _WH_OPENING = re.compile(_QUESTION_LEAD + r"(?:what|how|why|which|where|who)\b")
 
@@ -317,6 +324,12 @@ def asks_itself(sentence: str) -> bool:
     if text.endswith("?"):
         return bool(_QUESTION_WORD.search(text))
     return bool(_ASKS_ITSELF.match(text)) and len(words(text)) <= ASKS_ITSELF_WORDS
+
+
+def asks_recall(question: str) -> bool:
+    """ "Do you remember what caused the pain?": a yes or no says whether the patient
+    knows, not whether the pain is there."""
+    return bool(_RECALL.search(question.lower()))
 
 
 def about_self(sentence: str) -> bool:

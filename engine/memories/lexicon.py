@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 from engine.lifelong import lifelong
-from engine.memories.text import PhraseIndex, words
+from engine.memories.text import PhraseIndex, stem, words
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Lexicon:
     manifestations: dict[str, tuple[str, ...]]
     behaviours: tuple[tuple[str, PhraseIndex[str]], ...]
     adherence_verbs: frozenset[str]
-    adherence_weak_verbs: frozenset[str]
+    adherence_weak_verbs: frozenset[str]  # Snowball stems ("help" for "helps", "helping")
     concern_cues: PhraseIndex[str]
     concern_topics: PhraseIndex[str]
     logistic_questions: PhraseIndex[str]
@@ -98,7 +98,7 @@ def load_lexicon() -> Lexicon:
         manifestations={k: tuple(v) for k, v in cues["manifestations"].items()},
         behaviours=behaviours,
         adherence_verbs=frozenset(cues["adherence_verbs"]),
-        adherence_weak_verbs=frozenset(cues["adherence_weak_verbs"]),
+        adherence_weak_verbs=frozenset(stem(v) for v in cues["adherence_weak_verbs"]),
         concern_cues=_index(cues["concern_cues"]),
         concern_topics=_index(cues["concern_topics"]),
         logistic_questions=_index(cues["logistic_questions"]),

@@ -289,3 +289,22 @@ def test_a_complaint_from_a_condition_is_that_conditions() -> None:
     [pain] = of_type(memories, MemoryType.SYMPTOM)
     assert pain.subject == "hernia pain"
     assert [e.type for e in relate([pain], [hernia])] == [RelationshipType.ENRICHES]
+
+
+def test_a_drug_said_to_help_is_taken_in_any_form_of_the_verb() -> None:
+    memories = run(("patient", "i've done some ibuprofen sometimes and that does help"))
+    assert [m.subject for m in of_type(memories, MemoryType.ADHERENCE)] == ["ibuprofen"]
+
+
+def test_a_no_to_remembering_denies_nothing_and_a_leading_well_is_no_answer() -> None:
+    knees = condition("condition:text:knee-pain", "Bilateral knee pain", ref="Condition/knee")
+    memories = run(
+        ("patient", "my knees hurt a lot ."),
+        ("provider", "do you remember what caused the pain initially ?"),
+        ("patient", "honestly i do n't ."),
+        ("provider", "how long has this knee been hurting you ?"),
+        ("patient", "well , since the fall of two thousand seven ."),
+        facts=(knees,),
+    )
+    [pain] = of_type(memories, MemoryType.SYMPTOM)
+    assert pain.subject == "knee pain" and pain.attributes["present"] is True
