@@ -118,11 +118,22 @@ def pipeline() -> Any:
         direction="BACKWARD",
         max_scope=1,
     )
+    # "the same pain that i had when i had kidney stones", "since i had my last heart
+    # attack": what the patient had at a time named by it is a past event, not how they are
+    # ("ever since i had the surgery my knee has been swelling": the knee is now)
+    then = ConTextRule(
+        "a time named by a past event",
+        "HISTORICAL",
+        pattern=r"\b(?:when|since|after|before|the last time|the time) i (?:had|got)\b",
+        direction="FORWARD",
+        max_scope=3,
+        terminated_by={"CLAUSE"},
+    )
     ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, plan, denial, runs])
+    context.add([clause, *quantities, *relayed, plan, denial, runs, then])
     return nlp
 
 

@@ -252,17 +252,24 @@ _ONLY_WHEN = re.compile(
 # agrees with the clinician and is not the patient's own statement.
 _FINDING = re.compile(
     r"\b(?:on (?:your |the )?(?:physical )?exam(?:ination)?|physical exam|review of systems"
-    r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)|your (?:x-ray|mri|ct|scan"
+    # (but "i see you had the gout flare in march" reads the chart)
+    r"|i (?:do |can )?(?:see|hear|feel|notice|noticed|note|appreciate)"
+    r"(?! (?:that )?you(?:'ve| have)? (?:had|were|went|got|saw|been))|your (?:x-ray|mri|ct|scan"
     r"|labs?|results?|ekg|echo)\w* (?:show|shows|showed|revealed?|came back)|(?:exam|x-rays?|mris?"
     r"|scans?|labs?|results?|findings?) (?:show|shows|showed|revealed?|demonstrate)"
     r"|(?:which|that|this|it) (?:also )?(?:showed|shows|revealed|demonstrated|demonstrates)"
     r"|show me the"
-    r"|what you have is|you have what(?:'s| is| we) call|my (?:impression|assessment|diagnosis)"
     r"|when i (?:push|press|touch|squeeze|tap|move|bend|pull)|(?:push|press)(?:ing)? (?:on )?"
     r"(?:right )?(?:here|there)"
     r"|(?:lungs?|heart|abdomen) (?:sounds?|is|are|looks?) (?:clear|good|normal|soft)"
     r"|(?:looking|look)(?: here)? at (?:this|that|these|your|the) (?:\w+ )?"
     r"(?:results?|labs?|x-rays?|images?|scans?|echo\w*|ekg|numbers|report)?)\b"
+)
+# The clinician's assessment: what they think the patient has.
+_ASSESSMENT = re.compile(
+    r"\b(?:what you have is|you have what(?:'s| is| we) call|my (?:impression|assessment|diagnosis)"
+    r"|i (?:think|believe|suspect)(?: that)? you(?:'re| are)? (?:having|have|had)"
+    r"|for your (?:first|second|third|fourth|fifth|next|last|other) problem)\b"
 )
 # The provider advises or plans ("try not to take any ibuprofen , okay ?", "we'll get an
 # echo"): a "yup" to it acknowledges the plan, it says nothing of what the patient does.
@@ -367,11 +374,24 @@ def asks_wh(question: str) -> bool:
     return bool(_WH.match(question.lower().strip()))
 
 
+def findings(text: str) -> bool:
+    """The clinician reports an exam or test finding or assesses; unlike
+    `clinicians_words`, not advice or a plan ("let's talk about your blood pressure")."""
+    lowered = text.lower()
+    return bool(_FINDING.search(lowered) or _ASSESSMENT.search(lowered))
+
+
+def assessment(text: str) -> bool:
+    """The clinician says what they think the patient has ("i think you're having a
+    recurrence of your kidney stones")."""
+    return bool(_ASSESSMENT.search(text.lower()))
+
+
 def clinicians_words(text: str) -> bool:
-    """The provider's sentence reports an exam, test or review-of-systems finding, or
+    """The provider's sentence reports an exam, test or review-of-systems finding, assesses,
     advises or plans: a yes to it agrees with the clinician (GUIDELINE §2, not memories)."""
     lowered = text.lower()
-    return bool(_FINDING.search(lowered) or _PLAN.search(lowered))
+    return bool(_FINDING.search(lowered) or assessment(lowered) or _PLAN.search(lowered))
 
 
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:

@@ -165,7 +165,9 @@ class Asked:
         back = [(s, s.question) for s in self.before]
         back += [(asked_at.get(j, s), j in asked_at) for j, s in enumerate(self.sentences[:k])]
         back = [(s, q) for s, q in back if q or len(words(s.text)) >= MIN_SENTENCE_WORDS]
-        back = [(s, q) for s, q in back if not _DICTATION.search(s.text)]
+        # neither the dictation to the note nor what the clinician found or thinks ("i
+        # think you're having a recurrence of your kidney stones . okay ?" / "mm-hmm")
+        back = [(s, q) for s, q in back if not (_DICTATION.search(s.text) or cues.findings(s.text))]
         for sentence, is_question in reversed(back[-TOPIC_SENTENCES:]):
             out.append(sentence)
             if is_question and not self._generic(sentence):

@@ -308,3 +308,17 @@ def test_a_no_to_remembering_denies_nothing_and_a_leading_well_is_no_answer() ->
     )
     [pain] = of_type(memories, MemoryType.SYMPTOM)
     assert pain.subject == "knee pain" and pain.attributes["present"] is True
+
+
+def test_an_okay_to_the_clinicians_assessment_is_no_status_of_the_condition() -> None:
+    stone = condition("condition:snomed:95570007", "Kidney stone", ref="Condition/stone")
+    memories = run(
+        (
+            "provider",
+            "so , for your first problem , your back pain , i think you're having a recurrence"
+            " of your kidney stones . okay ?",
+        ),
+        ("patient", "mm-hmm ."),
+        facts=(stone,),
+    )
+    assert memories == []

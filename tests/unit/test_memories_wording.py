@@ -133,6 +133,15 @@ def test_without_full_stops_a_new_clause_ends_a_negation_or_a_hypothetical() -> 
     assert _flags("if i get chest pain i will call you", "chest pain") == [(False, True)]
 
 
+def test_what_was_had_at_a_time_named_by_it_is_the_past() -> None:
+    then = "i'm feeling the same pain that i had when i had kidney stones"
+    [stones] = assertions(then, [(then.index("kidney"), len(then))])
+    assert stones.historical
+    since = "ever since i had the surgery my knee has been swelling"
+    [now] = assertions(since, [(since.index("knee"), len(since))])
+    assert not now.historical
+
+
 def test_what_is_there_instead_ends_a_negation() -> None:
     assert _flags("no weakness , just the weird numbing", "weakness", "numbing") == [
         (True, False),
