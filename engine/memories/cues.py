@@ -321,6 +321,14 @@ _RECALL = re.compile(
     r"\b(?:do|did|can|could) you (?:remember|recall|know)\b(?:\s+\w+){0,2}?"
     r"\s+(?:what|when|how|why|where|which|who)\b"
 )
+# "take" in a sense other than taking a drug: "it did take us some time to get rid of it",
+# "take a look", "take a break".
+_OTHER_TAKE = re.compile(
+    r"\b(?:take|takes|took|taken|taking) (?:us |me |him |her |them |you )?"
+    r"(?:some time|a (?:long |little |good )?(?:while|time)|a lot of time"
+    r"|(?:much |more |less )?time|longer|forever|a (?:quick )?look"
+    r"|a (?:walk|break|nap|shower|bath|seat))\b"
+)
 _SELF = re.compile(r"\b(?:i|me|my|mine|we)\b")
 _WH_OPENING = re.compile(_QUESTION_LEAD + r"(?:what|how|why|which|where|who)\b")
 
@@ -337,6 +345,11 @@ def asks_recall(question: str) -> bool:
     """ "Do you remember what caused the pain?": a yes or no says whether the patient
     knows, not whether the pain is there."""
     return bool(_RECALL.search(question.lower()))
+
+
+def without_other_takes(sentence: str) -> str:
+    """The sentence without the senses of "take" that are not taking a drug."""
+    return _OTHER_TAKE.sub(" ", sentence.lower())
 
 
 def about_self(sentence: str) -> bool:

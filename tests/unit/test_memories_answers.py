@@ -322,3 +322,13 @@ def test_an_okay_to_the_clinicians_assessment_is_no_status_of_the_condition() ->
         facts=(stone,),
     )
     assert memories == []
+
+
+def test_take_in_another_sense_is_not_taking_a_drug() -> None:
+    memories = run(
+        ("provider", "how was it last time after the steroid injection ?"),
+        ("patient", "it worked fine . it did take us some time to get rid of it ."),
+        ("provider", "and the metformin ?"),
+        ("patient", "it took a while but i take it every day now ."),
+    )
+    assert [m.subject for m in of_type(memories, MemoryType.ADHERENCE)] == ["metformin"]
