@@ -33,6 +33,12 @@ def test_an_unpunctuated_question_starts_at_its_inversion_and_we_have_you_is_no_
     assert asked(text) == ["are you taking the lisinopril i think we have you on twenty a day"]
 
 
+def test_a_patients_unmarked_question_opens_with_its_inversion_not_a_clause() -> None:
+    assert cues.asks_itself("when can i play basketball again")
+    assert cues.asks_itself("what else can i do")
+    assert not cues.asks_itself("when i do that , i feel it in my legs .")
+
+
 def test_run_on_questions_are_each_asked_in_turn() -> None:
     text = "alright and any nausea or diarrhea or anything like that are you peeing a lot"
     assert asked(text) == [
