@@ -23,8 +23,8 @@ def loads(data: bytes | str) -> Any:
 
 def canonical(value: Any) -> bytes:
     """Sorted keys, no whitespace, UTF-8: the bytes of `json.dumps(value, sort_keys=True,
-    separators=(",", ":"), ensure_ascii=False)`, but for numbers in exponent form, which
-    orjson writes without the exponent's sign and zero padding (1e-05 → 0.00001)."""
+    separators=(",", ":"), ensure_ascii=False)`, but for the floats that `json` writes in
+    exponent form, which orjson writes otherwise (1e-05 → 0.00001, 1e+16 → 1e16)."""
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer beyond 64 bits

@@ -35,7 +35,7 @@ _NO = re.compile(
     r"|did not|wo n't|won't)|i'm not|i am not|i've not|not anymore|not any more|no longer"
     r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"
 )
-_OPENING_FILLERS = re.compile(_FILLER)
+_OPENING_FILLERS = re.compile("^" + _FILLER)
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")
 _UNSURE = re.compile(
@@ -144,7 +144,7 @@ def _polarity(text: str) -> Polarity:
         return Polarity.YES if tag[1] else Polarity.NO
     if len(words(text)) <= 8:
         # "well , since the fall of 2007": the filler "well" is no answer
-        said = text[_OPENING_FILLERS.match(text).end() :]  # type: ignore[union-attr]
+        said = _OPENING_FILLERS.sub("", text)
         if _BAD.search(said):
             return Polarity.BAD
         if _GOOD.search(said):
@@ -396,17 +396,10 @@ def findings(text: str) -> bool:
     return bool(_FINDING.search(lowered) or _ASSESSMENT.search(lowered))
 
 
-def assessment(text: str) -> bool:
-    """The clinician says what they think the patient has ("i think you're having a
-    recurrence of your kidney stones")."""
-    return bool(_ASSESSMENT.search(text.lower()))
-
-
 def clinicians_words(text: str) -> bool:
     """The provider's sentence reports an exam, test or review-of-systems finding, assesses,
     advises or plans: a yes to it agrees with the clinician (GUIDELINE §2, not memories)."""
-    lowered = text.lower()
-    return bool(_FINDING.search(lowered) or assessment(lowered) or _PLAN.search(lowered))
+    return findings(text) or bool(_PLAN.search(text.lower()))
 
 
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:

@@ -164,8 +164,10 @@ def _kin(mine: str, theirs: str) -> bool:
     """One word, or a form derived from it: "hypertension" and "hypertensive", "anemia"
     and "anemic" (Snowball stems, or one stem and at most two letters more); "heart" is
     not "heartburn"."""
+    if mine == theirs:
+        return True
     a, b = sorted((stem(mine), stem(theirs)), key=len)
-    return mine == theirs or (len(a) >= 4 and b.startswith(a) and len(b) - len(a) <= 2)
+    return len(a) >= 4 and b.startswith(a) and len(b) - len(a) <= 2
 
 
 def _differ(mine: frozenset[str], theirs: frozenset[str]) -> bool:
