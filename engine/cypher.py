@@ -132,7 +132,9 @@ LIST_PATIENTS = (
 # order, and sees what the earlier parts wrote. `$refs` holds every ref a source may take:
 # its own and the one it is kept apart under (`engine.resolution.apart_ref`). WRITE_SOURCES
 # deletes every assertion of the stored sources it replaces (`$refs`) before it creates the
-# claims' assertions, so each is created, never merged.
+# claims' assertions, so each is created, never merged. The patient's lock keeps the state
+# read current, so the sources and facts that it lacks are created, not merged (a merge
+# costs the server about twice as much); the key constraints refuse any duplicate.
 BATCH_STATE = (
     f"CALL () {{ {scan('f', Label.FACT)} RETURN collect({{key: f.fact_key,"
     f" asserted: [(f)-[a:{Rel.ASSERTED_BY}]->(s:{Label.SOURCE}) | [s.source_ref, a.claim]],"
@@ -141,18 +143,23 @@ BATCH_STATE = (
     " RETURN collect({ref: ref, data: s.data}) AS sources }"
     " RETURN facts, sources"
 )
+_SOURCE_PROPERTIES = (
+    "s.content_hash = row.content_hash, s.last_updated = row.last_updated, s.data = row.data"
+)
 WRITE_SOURCES = (
-    "CALL () { UNWIND $sources AS row"
-    f" MERGE {node('s', Label.SOURCE, source_ref='row.source_ref')}"
-    " SET s.content_hash = row.content_hash, s.last_updated = row.last_updated,"
-    " s.data = row.data }"
+    "CALL () { UNWIND $new_sources AS row"
+    f" CREATE {node('s', Label.SOURCE, source_ref='row.source_ref')} SET {_SOURCE_PROPERTIES} }}"
+    " CALL () { UNWIND $stored_sources AS row"
+    f" MATCH {node('s', Label.SOURCE, source_ref='row.source_ref')} SET {_SOURCE_PROPERTIES} }}"
     f" CALL () {{ UNWIND $refs AS ref MATCH {node('s', Label.SOURCE, source_ref='ref')}"
     f"<-[a:{Rel.ASSERTED_BY}]-(:{Label.FACT}) DELETE a }}"
     f" CALL () {{ UNWIND $removed AS key MATCH {node('f', Label.FACT, fact_key='key')}"
     f" WHERE {_ORPHAN} DETACH DELETE f }}"
+    " CALL () { UNWIND $new_facts AS row"
+    f" CREATE {node('f', Label.FACT, fact_key='row.fact_key')} SET f.kind = row.kind }}"
     " CALL () { UNWIND $claims AS row"
     f" MATCH {node('s', Label.SOURCE, source_ref='row.source_ref')}"
-    f" MERGE {node('f', Label.FACT, fact_key='row.fact_key')} ON CREATE SET f.kind = row.kind"
+    f" MATCH {node('f', Label.FACT, fact_key='row.fact_key')}"
     f" CREATE (f)-[:{Rel.ASSERTED_BY} {{claim: row.claim}}]->(s) }}"
 )
 # Retiring the sources a newer document version dropped: their facts go when no other

@@ -252,14 +252,25 @@ def _upsert_sources(
     final = {item.source.source_ref: item for item in accepted}
     claims = {(ref, c.fact_key): c for ref, item in final.items() for c in item.claims}
     rows = [
-        {"source_ref": ref, "fact_key": key, "kind": c.kind.value, "claim": c.model_dump_json()}
+        {"source_ref": ref, "fact_key": key, "claim": c.model_dump_json()}
         for (ref, key), c in claims.items()
     ]
-    sources = [_source_row(i.source) for i in final.values()]
     replaced = sorted(ref for ref in final if ref in stored)  # new ones assert nothing yet
-    write = {"sources": sources, "refs": replaced, "removed": sorted(removed), "claims": rows}
+    remaining = keys - removed
+    new_facts: dict[str, str] = {}  # kind by key, from the first claim, as a merge would
+    for (_, key), claim in claims.items():
+        if key not in remaining:
+            new_facts.setdefault(key, claim.kind.value)
+    write = {
+        "new_sources": [_source_row(i.source) for ref, i in final.items() if ref not in stored],
+        "stored_sources": [_source_row(final[ref].source) for ref in replaced],
+        "refs": replaced,
+        "removed": sorted(removed),
+        "new_facts": [{"fact_key": key, "kind": kind} for key, kind in new_facts.items()],
+        "claims": rows,
+    }
     tx.run(cypher.WRITE_SOURCES, params | write).consume()
-    return (keys - removed) | {key for _, key in claims}
+    return remaining | new_facts.keys()
 
 
 def _refs(source: Source) -> tuple[str, str]:
