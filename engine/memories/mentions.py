@@ -206,8 +206,9 @@ def _lexical(tokens: list[Token], hits: list[tuple[int, int, str]], kind: str) -
     return out
 
 
-# Amounts said inside a complaint: "i've gained some weight", "lost a lot of weight".
-_AMOUNTS = (
+# Words said inside a complaint that its name leaves out: amounts ("i've gained some
+# weight", "lost a lot of weight") and whose it is ("blood in my stool").
+_INSIDE = (
     ("a", "little", "bit", "of"),
     ("quite", "a", "bit", "of"),
     ("a", "lot", "of"),
@@ -216,16 +217,22 @@ _AMOUNTS = (
     ("a", "little"),
     ("a", "few"),
     ("some",),
+    ("my",),
+    ("his",),
+    ("her",),
+    ("their",),
+    ("your",),
 )
 
 
-def _without_amounts(tokens: list[Token]) -> list[Token]:
-    """The tokens without the amounts said in them; each keeps its place in the text."""
+def _without_inside(tokens: list[Token]) -> list[Token]:
+    """The tokens without the words said inside a complaint (`_INSIDE`), except at the
+    start; each keeps its place in the text."""
     out: list[Token] = []
     i = 0
     while i < len(tokens):
         said = next(
-            (a for a in _AMOUNTS if tuple(t.text for t in tokens[i : i + len(a)]) == a), None
+            (a for a in _INSIDE if tuple(t.text for t in tokens[i : i + len(a)]) == a), None
         )
         if said is None or i == 0:
             out.append(tokens[i])
@@ -237,9 +244,14 @@ def _without_amounts(tokens: list[Token]) -> list[Token]:
 
 def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     found = _symptoms_in(tokens, lex)
-    fewer = _without_amounts(tokens)
+    fewer = _without_inside(tokens)
     if len(fewer) < len(tokens):  # "gained some weight" is "gained weight"
-        found += [m for m in _symptoms_in(fewer, lex) if " " in m.canonical]
+        spans = {(m.start, m.end) for m in found}
+        found += [
+            m
+            for m in _symptoms_in(fewer, lex)
+            if (m.start, m.end) not in spans and any(m.start < t.start < m.end for t in fewer)
+        ]
     return found
 
 
