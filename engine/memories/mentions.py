@@ -485,9 +485,10 @@ def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
 
 
 def class_drugs(phrase: str, lex: Lexicon) -> tuple[str, ...]:
-    """The members of every medication class the phrase names ("blood pressure")."""
+    """The members of every medication class the phrase names ("blood pressure",
+    "antibiotics")."""
     drugs: list[str] = []
     for key, members in lex.med_classes.items():
-        if re.search(rf"\b{re.escape(key)}\b", phrase):
+        if re.search(rf"\b{re.escape(key)}s?\b", phrase):
             drugs.extend(members)
     return tuple(dict.fromkeys(drugs))

@@ -4,7 +4,7 @@ from engine.memories import cues
 from engine.memories.cues import Polarity
 from engine.memories.exchange import parse
 from engine.memories.lexicon import load_lexicon
-from engine.memories.mentions import find_mentions
+from engine.memories.mentions import class_drugs, find_mentions
 from engine.memories.text import question_spans, sentences
 
 
@@ -175,3 +175,9 @@ def test_a_region_of_a_body_part_is_that_part() -> None:
 def test_someone_elses_condition_is_like_family_history() -> None:
     [sentence] = parse("i also have a coworker who has a thyroid issue too", load_lexicon())
     assert [a.family for _, a in sentence.mentions] == [True]
+
+
+def test_a_class_named_in_the_plural_is_that_class() -> None:
+    lex = load_lexicon()
+    assert class_drugs("all my antibiotics", lex) == class_drugs("my antibiotic", lex) != ()
+    assert "furosemide" in class_drugs("the water pills", lex)
