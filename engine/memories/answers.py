@@ -89,7 +89,7 @@ def _symptom_answer(
     subject = turn.with_part(m)
     if _covered(turn, m.subject) or _covered(turn, subject):
         return
-    present = pol in {Polarity.YES, Polarity.BAD}
+    present = pol in {Polarity.YES, Polarity.BAD, Polarity.LESS}
     if pol in {Polarity.YES, Polarity.NO} and _without(question, m):
         present = not present  # "able to walk without pain?" / "yes": no pain
     if not present and not turn.related(subject):

@@ -12,6 +12,7 @@ class Polarity(StrEnum):
     NO = "no"
     GOOD = "good"
     BAD = "bad"
+    LESS = "less"  # still there, less than it was: "not like it used to"
     NONE = "none"
 
 
@@ -36,6 +37,12 @@ _NO = re.compile(
     r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"
 )
 _OPENING_FILLERS = re.compile("^" + _FILLER)
+# A reply comparing the thing asked about with how it was: "not like it used to", "not as
+# much", "no , not as bad as before", "less than it was".
+_LESS = re.compile(
+    _FILLER + r"(?:(?:no|nope)\W+)?(?:not (?:like|as|so) (?:it|they|that|i|much|bad|often"
+    r"|many|severe|frequent|strong|high|badly)\b|(?:a (?:lot|little|bit) |much )?less\b)"
+)
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")
 _UNSURE = re.compile(
@@ -133,6 +140,8 @@ def polarity(answer: str) -> Polarity:
 def _polarity(text: str) -> Polarity:
     if _UNSURE.match(text):
         return Polarity.NONE
+    if _LESS.match(text):
+        return Polarity.LESS
     yes, no = _YES.match(text), _NO.match(text)
     if no and _CHANGED_MIND.match(text[no.end() :]):  # "no i yeah i do"
         return Polarity.NONE

@@ -332,3 +332,12 @@ def test_take_in_another_sense_is_not_taking_a_drug() -> None:
         ("patient", "it took a while but i take it every day now ."),
     )
     assert [m.subject for m in of_type(memories, MemoryType.ADHERENCE)] == ["metformin"]
+
+
+def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
+    memories = run(
+        ("provider", "do you still get those headaches ?"),
+        ("patient", "not like i used to ."),
+    )
+    [headache] = of_type(memories, MemoryType.SYMPTOM)
+    assert headache.subject == "headache" and headache.attributes["present"] is True
