@@ -207,8 +207,9 @@ def _lexical(tokens: list[Token], hits: list[tuple[int, int, str]], kind: str) -
 
 
 # Words said inside a complaint that its name leaves out: amounts ("i've gained some
-# weight", "lost a lot of weight") and whose it is ("blood in my stool").
-_INSIDE = (
+# weight", "lost a lot of weight"), and whose it is after a preposition ("blood in my
+# stool", not "open his mouth").
+_AMOUNTS = (
     ("a", "little", "bit", "of"),
     ("quite", "a", "bit", "of"),
     ("a", "lot", "of"),
@@ -217,28 +218,27 @@ _INSIDE = (
     ("a", "little"),
     ("a", "few"),
     ("some",),
-    ("my",),
-    ("his",),
-    ("her",),
-    ("their",),
-    ("your",),
 )
+_WHOSE = frozenset({"my", "his", "her", "their", "your"})
+_PREPOSITIONS = frozenset({"in", "of", "on", "around", "behind", "under", "near", "at"})
 
 
 def _without_inside(tokens: list[Token]) -> list[Token]:
-    """The tokens without the words said inside a complaint (`_INSIDE`), except at the
-    start; each keeps its place in the text."""
+    """The tokens without the words said inside a complaint, except at the start; each
+    keeps its place in the text."""
     out: list[Token] = []
     i = 0
     while i < len(tokens):
         said = next(
-            (a for a in _INSIDE if tuple(t.text for t in tokens[i : i + len(a)]) == a), None
+            (len(a) for a in _AMOUNTS if tuple(t.text for t in tokens[i : i + len(a)]) == a), 0
         )
-        if said is None or i == 0:
+        if not said and tokens[i].text in _WHOSE and out and out[-1].text in _PREPOSITIONS:
+            said = 1
+        if not said or i == 0:
             out.append(tokens[i])
             i += 1
         else:
-            i += len(said)
+            i += said
     return out
 
 

@@ -150,6 +150,7 @@ def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
 def test_whose_it_is_does_not_hide_the_complaint() -> None:
     assert canonical("i think i noticed some blood in my stool") == ["bloody diarrhea"]
     assert canonical("there is a ringing in my ears") == ["tinnitus"]
+    assert canonical("would you be able to open his mouth for me ?") == []  # a request
 
 
 def test_a_complaint_said_of_what_has_it_is_the_vocabularys_term() -> None:
