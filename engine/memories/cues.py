@@ -32,6 +32,7 @@ _YES = re.compile(
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
+    r"|(?:absolutely|definitely|certainly|of course|surely) not"
     r"|i " + _ADVERB + r"(?:do n't|don't|do not|have n't|haven't|have not|did n't|didn't"
     r"|did not|wo n't|won't)|i'm not|i am not|i've not|not anymore|not any more|no longer"
     r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"
