@@ -26,13 +26,15 @@ _ADVERB = r"(?:(?:actually|really|definitely|certainly|still|usually|always|just
 _YES = re.compile(
     _FILLER + r"(yes|yeah|yep|yup|yea|uh-huh|mm-hmm|correct|right|sure|absolutely|definitely"
     r"|i " + _ADVERB + r"(?:do|am|have|did|will)|i think so|of course|that's right"
-    r"|that's correct|i think i (?:do|am|have|did)|i believe so"
+    r"|that's correct|that is (?:right|correct)|i think i (?:do|am|have|did)|i believe so"
+    r"|(?:that|it)(?:'s| is| would be) a (?:yes|positive)\b"
     r"|(?:i think |i believe )?(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have)"
     r"(?=\s*(?:[.,!]|$)))"
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
     r"|(?:absolutely|definitely|certainly|of course|surely) not"
+    r"|(?:that|it)(?:'s| is| would be) a (?:no|negative)"
     r"|i " + _ADVERB + r"(?:do n't|don't|do not|have n't|haven't|have not|did n't|didn't"
     r"|did not|wo n't|won't)|i'm not|i am not|i've not|not anymore|not any more|no longer"
     r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"

@@ -90,6 +90,8 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("i do n't know , no") is Polarity.NONE
     assert cues.polarity("absolutely not , i've never used that stuff .") is Polarity.NO
     assert cues.polarity("of course not") is Polarity.NO
+    assert cues.polarity("that's a negative , doctor .") is Polarity.NO
+    assert cues.polarity("that is correct .") is Polarity.YES
     less = ["not like it used to .", "not as bad as before", "no , not as often", "less now"]
     assert {cues.polarity(t) for t in less} == {Polarity.LESS}
 
