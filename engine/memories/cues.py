@@ -18,7 +18,7 @@ class Polarity(StrEnum):
 
 # Fillers and the stance adverbs that may open a yes or no ("thankfully , no").
 _FILLER = (
-    r"(?:(?:um+|uh+|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually|thankfully|luckily"
+    r"(?:(?:um+|uh+|eh|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually|really|thankfully|luckily"
     r"|fortunately|unfortunately|honestly|basically)\W+)*"
 )
 # An adverb between who and the verb of a short answer ("i still do", "they actually did").
@@ -27,14 +27,16 @@ _YES = re.compile(
     _FILLER + r"(yes|yeah|yep|yup|yea|uh-huh|mm-hmm|correct|right|sure|absolutely|definitely"
     r"|i " + _ADVERB + r"(?:do|am|have|did|will)|i think so|of course|that's right"
     r"|that's correct|that is (?:right|correct)|i think i (?:do|am|have|did)|i believe so"
-    r"|(?:that|it)(?:'s| is| would be) a (?:yes|positive)\b"
+    r"|(?:that|it)(?:'s| is| would be) a (?:yes|positive)\b|i would say (?:so|yes)"
+    r"|(?:just |only )?a (?:little|bit|little bit|tad)(?=\s*(?:[.,!]|$))|slightly(?=\s*(?:[.,!]|$))"
     r"|(?:i think |i believe )?(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have)"
     r"(?=\s*(?:[.,!]|$)))"
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
     r"|(?:absolutely|definitely|certainly|of course|surely) not"
-    r"|(?:that|it)(?:'s| is| would be) a (?:no|negative)"
+    r"|(?:that|it)(?:'s| is| would be) a (?:no|negative)|i would say no"
+    r"|not (?:at this (?:point|time)|right now|currently)|usually (?:no|not)"
     r"|i " + _ADVERB + r"(?:do n't|don't|do not|have n't|haven't|have not|did n't|didn't"
     r"|did not|wo n't|won't)|i'm not|i am not|i've not|not anymore|not any more|no longer"
     r"|(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have) (?:n't|not))\b"

@@ -92,6 +92,10 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("of course not") is Polarity.NO
     assert cues.polarity("that's a negative , doctor .") is Polarity.NO
     assert cues.polarity("that is correct .") is Polarity.YES
+    assert cues.polarity("only a little bit .") is Polarity.YES  # a degree says yes
+    assert cues.polarity("a little bit of pain in my knee") is Polarity.NONE
+    assert cues.polarity("eh not really .") is Polarity.NO
+    assert cues.polarity("not at this point .") is Polarity.NO
     less = ["not like it used to .", "not as bad as before", "no , not as often", "less now"]
     assert {cues.polarity(t) for t in less} == {Polarity.LESS}
 
