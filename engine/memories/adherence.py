@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from engine.memories import cues
 from engine.memories.entities import product_words
-from engine.memories.exchange import Sentence
+from engine.memories.exchange import Asked, Sentence
 from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, class_drugs
 from engine.memories.regimen import dose_amounts, on_schedule, per_day
 from engine.memories.text import clause_around, stem, tokenize, words
@@ -52,6 +52,9 @@ PRONOUNS = frozenset({"it", "them", "that", "those", "these", "this", "one"})
 _DEMONSTRATIVES = frozenset({"those", "these", "that", "this", "the", "them"})
 _EFFECTS = ("side effect", "help", "only when", "almost out")
 _OTHERS = frozenset({"other", "all", "rest", "any", "new", "another"})
+# A question asking what the patient does for a complaint: "what are you doing for the
+# pain?", "what have you done for it?" (not "what can i do for you?").
+_DOING_FOR = re.compile(r"\b(?:do|doing|done|did)(?:\s+\w+)?\s+for\s+(?!you\b)")
 # "for" and at most two words before a complaint: "for my pain", "for occasional pain".
 _FOR = re.compile(r"\bfor(?:\s+[\w-]+){0,2}\s*$")
 _LIST = re.compile(r"\b(list of|here are|here's|here is)\b", re.IGNORECASE)
@@ -88,7 +91,7 @@ def read_adherence(turn: Turn, sentence: Sentence, first: bool) -> None:
 
 def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> None:
     tokens = set(words(cues.without_other_takes(sentence.text)))
-    asked = first and turn.asked is not None and bool(turn.asked.words() & QUESTION_VERBS)
+    asked = first and turn.asked is not None and _asks_use(turn.asked)
     effect = asked and turn.asked is not None and bool(turn.asked.words() & EFFECT_WORDS)
     # a behaviour said without a verb of taking ("never got it filled", "cut it in half",
     # "only when i need it") is as strong a cue as one
@@ -126,6 +129,13 @@ def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> N
                 resolved.append((r, how or via))
     for m, via in resolved[:MAX_PER_SENTENCE]:
         add_candidate(turn, sentence, m, first, via)
+
+
+def _asks_use(asked: Asked) -> bool:
+    """The provider's question asks what the patient takes or does for something."""
+    return bool(asked.words() & QUESTION_VERBS) or any(
+        _DOING_FOR.search(q.text.lower()) for q in asked.questions
+    )
 
 
 def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Mention, str]]:

@@ -341,3 +341,12 @@ def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
     )
     [headache] = of_type(memories, MemoryType.SYMPTOM)
     assert headache.subject == "headache" and headache.attributes["present"] is True
+
+
+def test_a_drug_named_for_what_the_patient_does_for_a_complaint_is_taken() -> None:
+    [mobic] = run(
+        ("provider", "what are you doing for the pain today"),
+        ("patient", "some exercises ice and mobic"),
+    )
+    assert mobic.type is MemoryType.ADHERENCE and mobic.subject == "meloxicam"
+    assert not run(("provider", "what can i do for you today ?"), ("patient", "mobic ?"))
