@@ -90,7 +90,7 @@ def read_adherence(turn: Turn, sentence: Sentence, first: bool) -> None:
 
 
 def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> None:
-    tokens = set(words(cues.without_other_takes(sentence.text)))
+    tokens = set(words(cues.without_other_senses(sentence.text)))
     asked = first and turn.asked is not None and _asks_use(turn.asked)
     effect = asked and turn.asked is not None and bool(turn.asked.words() & EFFECT_WORDS)
     # a behaviour said without a verb of taking ("never got it filled", "cut it in half",

@@ -337,13 +337,17 @@ _RECALL = re.compile(
     r"\b(?:do|did|can|could) you (?:remember|recall|know)\b(?:\s+\w+){0,2}?"
     r"\s+(?:what|when|how|why|where|which|who)\b"
 )
-# "take" in a sense other than taking a drug: "it did take us some time to get rid of it",
-# "take a look", "take a break".
-_OTHER_TAKE = re.compile(
+# Words of taking a drug, or of a way of taking it, in another sense: "it did take us some
+# time to get rid of it", "take a look"; "i forgot why they gave it to me" (no dose
+# missed); "there is yellow fluid coming out of it" (nothing ran out).
+_OTHER_SENSES = re.compile(
     r"\b(?:take|takes|took|taken|taking) (?:us |me |him |her |them |you )?"
     r"(?:some time|a (?:long |little |good )?(?:while|time)|a lot of time"
     r"|(?:much |more |less )?time|longer|forever|a (?:quick )?look"
     r"|a (?:walk|break|nap|shower|bath|seat))\b"
+    r"|\bforg(?:et|ets|ot|otten|etting) (?:why|what|which|how|where|when|who"
+    r"|the names?|its name|their names?)\b"
+    r"|\b(?:coming|came|come|comes|get|gets|got|getting) out of it\b"
 )
 _SELF = re.compile(r"\b(?:i|me|my|mine|we)\b")
 _WH_OPENING = re.compile(_QUESTION_LEAD + r"(?:what|how|why|which|where|who)\b")
@@ -363,9 +367,10 @@ def asks_recall(question: str) -> bool:
     return bool(_RECALL.search(question.lower()))
 
 
-def without_other_takes(sentence: str) -> str:
-    """The sentence without the senses of "take" that are not taking a drug."""
-    return _OTHER_TAKE.sub(" ", sentence.lower())
+def without_other_senses(sentence: str) -> str:
+    """The sentence, lower case, without the words of taking a drug said in another sense
+    ("take a look", "forgot why", "coming out of it")."""
+    return _OTHER_SENSES.sub(" ", sentence.lower())
 
 
 def about_self(sentence: str) -> bool:
@@ -418,7 +423,7 @@ def clinicians_words(text: str) -> bool:
 
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     """The behaviour and the words that said it ("as needed", "only when")."""
-    text = sentence.lower()
+    text = without_other_senses(sentence)
     for name, pattern in (
         ("never_started", _NEVER_GOT),
         ("stopped", _NOT_ANYMORE),
@@ -426,7 +431,7 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     ):
         if match := pattern.search(text):
             return name, match.group(0)
-    tokens = tokenize(sentence)
+    tokens = tokenize(text)
     for name, index in lex.behaviours:
         hits = index.find(tokens)
         if hits:

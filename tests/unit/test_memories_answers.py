@@ -334,6 +334,21 @@ def test_take_in_another_sense_is_not_taking_a_drug() -> None:
     assert [m.subject for m in of_type(memories, MemoryType.ADHERENCE)] == ["metformin"]
 
 
+def test_forgetting_why_and_fluid_coming_out_of_it_are_no_ways_of_taking_a_drug() -> None:
+    memories = run(
+        ("provider", "what about the antibiotics ?"),
+        ("patient", "i forgot why they gave it to me ."),
+        ("provider", "and the wound ?"),
+        ("patient", "there is yellow fluid coming out of it ."),
+        ("provider", "and the metformin ?"),
+        ("patient", "i forgot to take it twice last week ."),
+    )
+    adherence = of_type(memories, MemoryType.ADHERENCE)
+    assert [(m.subject, m.attributes["behavior"]) for m in adherence] == [
+        ("metformin", "missed_doses")
+    ]
+
+
 def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
     memories = run(
         ("provider", "do you still get those headaches ?"),
