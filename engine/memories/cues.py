@@ -254,6 +254,12 @@ _NEVER_GOT = re.compile(
     r"|\b(?:would n't|wouldn't|did n't|didn't|does n't|doesn't|wo n't|won't) cover\b"
     r"|\bnot covered\b"
 )
+# A dose not taken on a day the patient names: "i did not take my pain medication this
+# morning", "i have n't had it today".
+_SKIPPED = re.compile(
+    r"\b(?:did|have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:take|taken|took|had|use|used)\b"
+    r"(?:\W+[\w']+){0,4}?\W+(?:this morning|today|tonight|last night|yesterday)\b"
+)
 _ONLY_WHEN = re.compile(
     r"\b(?:only|just)\s+(?:\w+\s+)?(?:when|whenever|if)\b"
     r"|\b(?:when|whenever|if)\s+(?:i|it|my \w+)\s+(?:\w+\s+)?(?:need|needs|feel|hurts?"
@@ -427,6 +433,7 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     for name, pattern in (
         ("never_started", _NEVER_GOT),
         ("stopped", _NOT_ANYMORE),
+        ("missed_doses", _SKIPPED),
         ("as_needed", _ONLY_WHEN),
     ):
         if match := pattern.search(text):

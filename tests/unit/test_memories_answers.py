@@ -349,6 +349,13 @@ def test_forgetting_why_and_fluid_coming_out_of_it_are_no_ways_of_taking_a_drug(
     ]
 
 
+def test_a_dose_not_taken_on_a_named_day_is_missed() -> None:
+    [missed] = run(("patient", "i did not take my metformin this morning though ."))
+    assert missed.subject == "metformin" and missed.attributes["behavior"] == "missed_doses"
+    edges = relate([missed], [METFORMIN])
+    assert [e.type for e in edges] == [RelationshipType.ENRICHES]
+
+
 def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
     memories = run(
         ("provider", "do you still get those headaches ?"),
