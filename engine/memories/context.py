@@ -129,11 +129,25 @@ def pipeline() -> Any:
         max_scope=3,
         terminated_by={"CLAUSE"},
     )
+    # ConText knows "never had"; people say never with any verb ("i've never smoked", "i
+    # never get headaches"). Not what was never this bad ("i have never felt palpitations
+    # like this": they are there), nor a treatment never taken ("i never took anything
+    # for diabetes": the diabetes is there).
+    never = ConTextRule(
+        "never",
+        "NEGATED_EXISTENCE",
+        pattern=r"\bnever\b(?!(?:\s+[\w']+){0,6}?\s+(?:like (?:this|that|it)|this (?:bad|much)"
+        r"|so (?:bad|much)|before))(?!\s+(?:\w+\s+)?(?:took|take|taken|used|tried)"
+        r"\s+(?:anything|something|any|medicine|medication))",
+        direction="FORWARD",
+        max_scope=4,
+        terminated_by={"CLAUSE"},
+    )
     ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, plan, denial, runs, then])
+    context.add([clause, *quantities, *relayed, plan, denial, runs, then, never])
     return nlp
 
 

@@ -192,3 +192,15 @@ def test_a_class_named_in_the_plural_is_that_class() -> None:
     lex = load_lexicon()
     assert class_drugs("all my antibiotics", lex) == class_drugs("my antibiotic", lex) != ()
     assert "furosemide" in class_drugs("the water pills", lex)
+
+
+def test_never_denies_with_any_verb_but_not_what_was_never_this_bad() -> None:
+    lex = load_lexicon()
+
+    def negated(text: str) -> list[bool]:
+        return [a.negated for s in parse(text, lex) for _, a in s.mentions]
+
+    assert negated("i've never smoked in my life .") == [True]
+    assert negated("i never get headaches .") == [True]
+    assert negated("i have never felt palpitations like this .") == [False]
+    assert negated("i never took anything for my diabetes .") == [False]
