@@ -90,15 +90,17 @@ def _symptom_answer(
     if _covered(turn, m.subject) or _covered(turn, subject):
         return
     present = pol in {Polarity.YES, Polarity.BAD, Polarity.LESS}
-    if pol in {Polarity.YES, Polarity.NO} and _without(question, m):
-        present = not present  # "able to walk without pain?" / "yes": no pain
+    # "able to walk without pain?" / "yes": no pain; "did the tingling go away?" / "yes"
+    asks_gone = bool(_ASKS_GONE.search(question.text.lower()))
+    if pol in {Polarity.YES, Polarity.NO} and (_without(question, m) or asks_gone):
+        present = not present
     if not present and not turn.related(subject):
         return
     turn.covered.add(subject)
     details = cues.details(answer.text) if _says_more(answer) else []
     # "how is your gout?" / "i'm doing well . the medication helped it go away ."
     gone = [s for s in _opening(turn) if cues.gone(s.text)]
-    went = bool(gone) and not present and not cues.improving(turn.text)
+    went = (bool(gone) or asks_gone) and not present and not cues.improving(turn.text)
     quotes = [turn.quote(s.start, s.end) for s in [answer, *gone]]
     turn.add(
         ("symptom", subject, str(present)),
@@ -117,6 +119,11 @@ def _symptom_answer(
     )
 
 
+# "did the tingling go away?": a yes says it is not there (a question framed with "any
+# more", "you do not have any more nausea?", is answered as asked)
+_ASKS_GONE = re.compile(
+    r"\b(?:go away|gone|went away|resolved?|clear(?:ed)? up|disappear(?:ed)?)\b"
+)
 # "are you able to walk without any pain or discomfort?": a yes says it is not there
 _WITHOUT = re.compile(r"\bwithout(?: \w+){0,3}\W*$")
 

@@ -356,6 +356,23 @@ def test_a_dose_not_taken_on_a_named_day_is_missed() -> None:
     assert [e.type for e in edges] == [RelationshipType.ENRICHES]
 
 
+def test_yes_to_whether_it_went_away_says_it_is_gone() -> None:
+    [gone] = run(
+        ("provider", "did the pain in your arm go away ?"),
+        ("patient", "yes , it went away the next day ."),
+        facts=(ARM,),
+    )
+    assert gone.attributes["present"] is False and gone.attributes["gone"] is True
+    [still] = run(("provider", "has the arm pain gone away ?"), ("patient", "no ."), facts=(ARM,))
+    assert still.attributes["present"] is True
+    [none] = run(
+        ("provider", "so you do not have any more arm pain ?"),
+        ("patient", "no i do n't ."),
+        facts=(ARM,),
+    )
+    assert none.attributes["present"] is False
+
+
 def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
     memories = run(
         ("provider", "do you still get those headaches ?"),
