@@ -94,6 +94,15 @@ def _symptom_answer(
     asks_gone = bool(_ASKS_GONE.search(question.text.lower()))
     if pol in {Polarity.YES, Polarity.NO} and (_without(question, m) or asks_gone):
         present = not present
+    # the reply's own words about it over its yes or no: "no fever , right?" / "yeah , no
+    # fever or anything"
+    said = [
+        a
+        for x, a in answer.mentions
+        if x.canonical == m.canonical and not (a.family or a.historical or a.hypothetical)
+    ]
+    if said:
+        present = not said[0].negated
     if not present and not turn.related(subject):
         return
     turn.covered.add(subject)

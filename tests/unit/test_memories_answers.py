@@ -373,6 +373,18 @@ def test_yes_to_whether_it_went_away_says_it_is_gone() -> None:
     assert none.attributes["present"] is False
 
 
+def test_the_replys_own_words_about_it_outweigh_its_yes_or_no() -> None:
+    memories = run(
+        ("provider", "no fever or chills , right ?"),
+        ("patient", "yeah , no fever or anything ."),
+        ("provider", "any headaches ?"),
+        ("patient", "nah , just the usual headaches around my periods ."),
+    )
+    said = {m.subject: m.attributes["present"] for m in of_type(memories, MemoryType.SYMPTOM)}
+    assert "fever" not in said  # denied, and no recorded condition it bears on
+    assert said["headache"] is True
+
+
 def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
     memories = run(
         ("provider", "do you still get those headaches ?"),
