@@ -23,10 +23,17 @@ _FILLER = (
 )
 # An adverb between who and the verb of a short answer ("i still do", "they actually did").
 _ADVERB = r"(?:(?:actually|really|definitely|certainly|still|usually|always|just|sure)\s+)?"
+# "i am" and "i have" answer only alone ("i am .", "i have , yes", "i have but ..."), as
+# the start of a perfect ("i have been having them") or of taking ("i am taking it"):
+# "i am doing okay", "i have one older brother" say something else
+_SAID_ALONE = (
+    r"(?:am|have)(?=\s*(?:[.,!]|$)|\s+(?:and|but|though|too|been|had|got|noticed|felt)\b)"
+    r"|am(?=\s+(?:taking|using|on)\b)"
+)
 _YES = re.compile(
     _FILLER + r"(yes|yeah|yep|yup|yea|uh-huh|mm-hmm|correct|right|sure|absolutely|definitely"
-    r"|i " + _ADVERB + r"(?:do|am|have|did|will)|i think so|of course|that's right"
-    r"|that's correct|that is (?:right|correct)|i think i (?:do|am|have|did)|i believe so"
+    r"|(?:i think )?i " + _ADVERB + r"(?:do|did|will|" + _SAID_ALONE + r")"
+    r"|i think so|of course|that's right|that's correct|that is (?:right|correct)|i believe so"
     r"|(?:that|it)(?:'s| is| would be) a (?:yes|positive)\b|i would say (?:so|yes)"
     r"|(?:just |only )?a (?:little|bit|little bit|tad)(?=\s*(?:[.,!]|$))|slightly(?=\s*(?:[.,!]|$))"
     r"|(?:i think |i believe )?(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have)"

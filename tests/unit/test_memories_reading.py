@@ -96,6 +96,11 @@ def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("a little bit of pain in my knee") is Polarity.NONE
     assert cues.polarity("eh not really .") is Polarity.NO
     assert cues.polarity("not at this point .") is Polarity.NO
+    # "i have" and "i am" answer alone, not as the start of saying something else
+    assert cues.polarity("i have one older brother .") is Polarity.NONE
+    assert cues.polarity("well , i am doing okay !") is Polarity.NONE
+    assert cues.polarity("i have , but i miss them") is Polarity.YES
+    assert cues.polarity("i am taking it .") is Polarity.YES
     less = ["not like it used to .", "not as bad as before", "no , not as often", "less now"]
     assert {cues.polarity(t) for t in less} == {Polarity.LESS}
 
