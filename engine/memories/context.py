@@ -143,11 +143,30 @@ def pipeline() -> Any:
         max_scope=4,
         terminated_by={"CLAUSE"},
     )
+    # What is screened or tested for is a possibility looked into, not what the patient
+    # has: "i'm here for a breast cancer screening", "they checked me for diabetes"
+    looked_for = [
+        ConTextRule(
+            "screened or tested for",
+            "HYPOTHETICAL",
+            pattern=r"\b(?:screen(?:ing|ed)?|check(?:ing|ed)?|test(?:ing|ed)?)(?: \w+)? for\b",
+            direction="FORWARD",
+            max_scope=4,
+            terminated_by={"CLAUSE"},
+        ),
+        ConTextRule(
+            "a screening",
+            "HYPOTHETICAL",
+            pattern=r"\bscreenings?\b",
+            direction="BACKWARD",
+            max_scope=3,
+        ),
+    ]
     ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, plan, denial, runs, then, never])
+    context.add([clause, *quantities, *relayed, plan, denial, runs, then, never, *looked_for])
     return nlp
 
 

@@ -209,3 +209,11 @@ def test_never_denies_with_any_verb_but_not_what_was_never_this_bad() -> None:
     assert negated("i never get headaches .") == [True]
     assert negated("i have never felt palpitations like this .") == [False]
     assert negated("i never took anything for my diabetes .") == [False]
+
+
+def test_what_is_screened_or_tested_for_is_looked_into_not_had() -> None:
+    lex = load_lexicon()
+    for text in ["i am here for a breast cancer screening .", "they checked me for diabetes ."]:
+        assert [a.hypothetical for s in parse(text, lex) for _, a in s.mentions] == [True]
+    [(_, had)] = parse("i have diabetes and they checked my sugar .", lex)[0].mentions
+    assert not had.hypothetical
