@@ -166,7 +166,8 @@ def stem(word: str) -> str:
 
 
 class PhraseIndex(Generic[V]):
-    """Longest-first lookup of multi-word phrases in a token sequence.
+    """Longest-first lookup of multi-word phrases in a token sequence; a one-word phrase
+    is also found written as two ("pain killer" for "painkiller").
 
     With `stems`, a single word also finds the one-word phrase of its Snowball stem when
     it is an inflected or derived form (`_DERIVED`) and no phrase matches it as it is.
@@ -226,6 +227,10 @@ class PhraseIndex(Generic[V]):
                 singular = (*key[:-1], last[:-1])
                 if singular in self._index and plurals(singular):
                     return i + n, self._index[singular]
+        if i + 1 < len(tokens):  # a compound heard as two words: "pain killer", "back ache"
+            joined = (tokens[i].text + tokens[i + 1].text,)
+            if joined in self._index:
+                return i + 2, self._index[joined]
         word = tokens[i].text
         acting = i + 1 < len(tokens) and tokens[i + 1].text == "to"  # "forgetting to take"
         if self._stems and _DERIVED.search(word) and not acting:

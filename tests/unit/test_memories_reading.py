@@ -160,6 +160,11 @@ def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
     assert canonical("i have some pain") == ["pain"]
 
 
+def test_a_compound_heard_as_two_words_is_the_compound() -> None:
+    assert canonical("i have a bad back ache") == ["back pain"]
+    assert canonical("it's a pain killer that starts with an l .") == ["painkiller"]  # no pain
+
+
 def test_whose_it_is_does_not_hide_the_complaint() -> None:
     assert canonical("i think i noticed some blood in my stool") == ["bloody diarrhea"]
     assert canonical("there is a ringing in my ears") == ["tinnitus"]
