@@ -84,6 +84,14 @@ _NOT_THE_THING = re.compile(
     re.IGNORECASE,
 )
 
+# "cataract surgery", "a heart bypass", "hernia repair": a procedure done, not what the
+# patient has (the body part stays: "my knee replacement hurts" is the knee)
+_PROCEDURE = re.compile(
+    r"\s*(?:bypass(?:es)?|surgery|surgeries|operations?|repairs?|removal|extractions?"
+    r"|transplants?|replacements?|reconstructions?|fusions?|ablations?)\b",
+    re.IGNORECASE,
+)
+
 
 # Drinking as nourishment, not alcohol: "he's eating and drinking well", "drinking plenty
 # of water".
@@ -153,6 +161,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     found += symptoms + _inabilities(text, lex) + said
     found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
+    found = [m for m in found if m.kind not in SYMPTOMISH or not _PROCEDURE.match(text[m.end :])]
     found = [m for m in found if not _nourishment(text, m) and not _time_of_sleep(text, m)]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):

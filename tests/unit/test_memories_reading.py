@@ -160,6 +160,12 @@ def test_amounts_and_who_it_is_hard_for_do_not_hide_the_complaint() -> None:
     assert canonical("i have some pain") == ["pain"]
 
 
+def test_a_procedure_done_is_not_what_the_patient_has() -> None:
+    assert subjects("i had cataract surgery on both eyes .") == []
+    assert subjects("i had a hernia repair back in o ten .") == []
+    assert subjects("my knee replacement hurts") == ["knee pain"]
+
+
 def test_a_compound_heard_as_two_words_is_the_compound() -> None:
     assert canonical("i have a bad back ache") == ["back pain"]
     assert canonical("it's a pain killer that starts with an l .") == ["painkiller"]  # no pain
