@@ -86,7 +86,7 @@ def read_confirmation(turn: Turn, answer: Sentence, pol: Polarity) -> None:
 def _symptom_answer(
     turn: Turn, answer: Sentence, pol: Polarity, question: Sentence, m: Mention
 ) -> None:
-    subject = turn.with_part(m)
+    subject = turn.with_part(m, answer=answer.text)  # "yes , in my left knee"
     if _covered(turn, m.subject) or _covered(turn, subject):
         return
     present = pol in {Polarity.YES, Polarity.BAD, Polarity.LESS}
@@ -156,7 +156,7 @@ def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
             continue
         if question.about_a_drug(m, turn.lex) or _covered(turn, m.subject):
             continue
-        subject = turn.with_part(m)
+        subject = turn.with_part(m, answer=answer.text)
         gone = cues.gone(answer.text) and not cues.improving(turn.text)
         present = not (gone or cues.absent(answer.text))
         turn.covered.add(subject)

@@ -114,19 +114,26 @@ class Turn:
         """Whether a named drug is one of the record's medications."""
         return any(ingredients(d) & self.record_drugs for d in m.drugs)
 
-    def with_part(self, m: Mention, said_before: str = "") -> str:
-        """ "How is that right arm?" / "that pain is gone" → "arm pain"; "it's my right
-        upper arm . it hurts really bad" → "arm pain": a bare complaint takes the body part
-        of the question, else the last one `said_before` it in the turn, else the one the
-        conversation named last."""
+    def with_part(self, m: Mention, said_before: str = "", answer: str = "") -> str:
+        """ "How is that right arm?" / "that pain is gone" → "arm pain"; "where's your
+        pain?" / "in my left elbow" → "elbow pain"; "it's my right upper arm . it hurts
+        really bad" → "arm pain": a bare complaint takes the body part of the question,
+        else the first one of the `answer` to it, else the last one `said_before` it in
+        the turn, else the one the conversation named last."""
         if m.kind != "symptom" or len(words(m.subject)) != 1:
             return m.subject
         hits = self.lex.complaints.find(tokenize(m.subject))
         if not hits:
             return m.subject
         part = self.asked.body_part(self.lex) if self.asked else None
+        answered = part_groups(tokenize(answer), self.lex)
         said = part_groups(tokenize(said_before), self.lex)
-        part = part or (said[-1][2] if said else None) or self.recent_part
+        part = (
+            part
+            or (answered[0][2] if answered else None)
+            or (said[-1][2] if said else None)
+            or self.recent_part
+        )
         return f"{singular_part(part)} {hits[0][2]}" if part else m.subject
 
     def quote(self, start: int, end: int) -> Quote:

@@ -385,6 +385,18 @@ def test_the_replys_own_words_about_it_outweigh_its_yes_or_no() -> None:
     assert said["headache"] is True
 
 
+def test_the_part_a_reply_names_completes_the_complaint_asked_about() -> None:
+    [elbow] = run(("provider", "where are you having pain ?"), ("patient", "my left elbow ."))
+    assert elbow.subject == "elbow pain"
+    [back] = run(
+        ("provider", "where is your pain located ?"),
+        ("patient", "it's in my right lower back , and then into my butt ."),
+    )
+    assert back.subject == "lower back pain"
+    [knee] = run(("provider", "any pain ?"), ("patient", "yes , in my left knee ."))
+    assert knee.subject == "knee pain"
+
+
 def test_a_reply_that_it_is_less_than_it_was_says_it_is_still_there() -> None:
     memories = run(
         ("provider", "do you still get those headaches ?"),
