@@ -349,6 +349,14 @@ def test_forgetting_why_and_fluid_coming_out_of_it_are_no_ways_of_taking_a_drug(
     ]
 
 
+def test_taking_no_medicine_at_all_is_not_taking_it() -> None:
+    [none] = run(
+        ("provider", "do you have any other medical problems that you take medicine for ?"),
+        ("patient", "no i do n't have any medical problems and i do n't take any medicines ."),
+    )
+    assert none.attributes["behavior"] == "stopped"
+
+
 def test_a_dose_not_taken_on_a_named_day_is_missed() -> None:
     [missed] = run(("patient", "i did not take my metformin this morning though ."))
     assert missed.subject == "metformin" and missed.attributes["behavior"] == "missed_doses"
