@@ -261,11 +261,14 @@ _NEVER_GOT = re.compile(
     r"|\b(?:would n't|wouldn't|did n't|didn't|does n't|doesn't|wo n't|won't) cover\b"
     r"|\bnot covered\b"
 )
-# A dose not taken on a day the patient names: "i did not take my pain medication this
-# morning", "i have n't had it today".
+# A dose not taken on a day the patient names, or not as regularly as asked: "i did not
+# take my pain medication this morning", "i have n't had it today", "i don't take it
+# every day".
 _SKIPPED = re.compile(
     r"\b(?:did|have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:take|taken|took|had|use|used)\b"
     r"(?:\W+[\w']+){0,4}?\W+(?:this morning|today|tonight|last night|yesterday)\b"
+    r"|\b(?:do|does|did)\s*(?:n't|not)\s+(?:always\s+)?(?:take|use)\b(?:\W+[\w']+){0,3}?"
+    r"\W+(?:every day|everyday|daily|regularly|every time|on time|as prescribed)\b"
 )
 _ONLY_WHEN = re.compile(
     r"\b(?:only|just)\s+(?:\w+\s+)?(?:when|whenever|if)\b"

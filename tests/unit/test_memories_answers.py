@@ -349,6 +349,11 @@ def test_forgetting_why_and_fluid_coming_out_of_it_are_no_ways_of_taking_a_drug(
     ]
 
 
+def test_not_taking_it_as_regularly_as_asked_is_missing_doses() -> None:
+    [metformin] = run(("patient", "i do n't take my metformin every day ."))
+    assert metformin.attributes["behavior"] == "missed_doses"
+
+
 def test_taking_no_medicine_at_all_is_not_taking_it() -> None:
     [none] = run(
         ("provider", "do you have any other medical problems that you take medicine for ?"),
