@@ -125,16 +125,16 @@ class Turn:
         hits = self.lex.complaints.find(tokenize(m.subject))
         if not hits:
             return m.subject
-        part = self.asked.body_part(self.lex) if self.asked else None
-        answered = part_groups(tokenize(answer), self.lex)
-        said = part_groups(tokenize(said_before), self.lex)
         part = (
-            part
-            or (answered[0][2] if answered else None)
-            or (said[-1][2] if said else None)
+            (self.asked.body_part(self.lex) if self.asked else None)
+            or next((p for _, _, p in self._parts(answer)), None)
+            or next((p for _, _, p in reversed(self._parts(said_before))), None)
             or self.recent_part
         )
         return f"{singular_part(part)} {hits[0][2]}" if part else m.subject
+
+    def _parts(self, text: str) -> list[tuple[int, int, str]]:
+        return part_groups(tokenize(text), self.lex) if text else []
 
     def quote(self, start: int, end: int) -> Quote:
         return quote(self.message, start, end)
