@@ -19,7 +19,7 @@ class Polarity(StrEnum):
 # Fillers and the stance adverbs that may open a yes or no ("thankfully , no").
 _FILLER = (
     r"(?:(?:um+|uh+|eh|oh|well|so|mm+|hmm+|ah|okay|ok|and|but|actually|really|thankfully|luckily"
-    r"|fortunately|unfortunately|honestly|basically)\W+)*"
+    r"|fortunately|unfortunately|honestly|basically|i mean)\W+)*"
 )
 # An adverb between who and the verb of a short answer ("i still do", "they actually did").
 _ADVERB = r"(?:(?:actually|really|definitely|certainly|still|usually|always|just|sure)\s+)?"

@@ -165,6 +165,17 @@ def test_a_wish_is_a_care_preference_only_when_it_names_the_care() -> None:
     assert of_type(staying, MemoryType.PREFERENCE) == []
 
 
+def test_not_right_now_declines_an_offer_but_not_a_question_about_how_the_patient_is() -> None:
+    declined = run(
+        ("provider", "and you do n't want that ?"),
+        ("patient", "i mean , not right now ."),
+    )
+    assert [(m.type, m.subject) for m in declined] == [(MemoryType.PREFERENCE, "care")]
+    for question in ("are you feeling suicidal right now ?", "are you working right now ?"):
+        state = run(("provider", question), ("patient", "no , not right now ."))
+        assert of_type(state, MemoryType.PREFERENCE) == []
+
+
 def test_mechanical_joint_complaints_and_discomfort_are_body_complaints() -> None:
     lex = load_lexicon()
     found = {
