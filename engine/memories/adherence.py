@@ -17,7 +17,7 @@ from engine.memories import cues
 from engine.memories.entities import product_words
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, class_drugs
-from engine.memories.regimen import dose_amounts, on_schedule, per_day
+from engine.memories.regimen import dose_amounts, frequencies, on_schedule
 from engine.memories.text import clause_around, stem, tokenize, words
 from engine.memories.turn import Turn
 
@@ -203,7 +203,7 @@ def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: 
 
 def _states_regimen(text: str) -> bool:
     """The sentence gives a dose or how often ("ten milligrams", "twice a day")."""
-    return bool(dose_amounts(text)) or per_day(text) is not None
+    return bool(dose_amounts(text) or frequencies(text))
 
 
 def plural(m: Mention) -> bool:

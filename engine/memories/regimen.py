@@ -32,29 +32,27 @@ _AS_NEEDED = re.compile(r"as needed|\bprn\b|when needed|if needed")
 PLAIN_AS_NEEDED = frozenset({"as needed", "when needed", "if needed", "prn", "as necessary"})
 
 
-def per_day(text: str) -> float | None:
-    """Doses per day an explicit frequency says ("twice a day" → 2, "weekly" → 1/7)."""
+def frequencies(text: str) -> set[float]:
+    """Doses per day of each explicit frequency the text states ("twice a day" → 2,
+    "weekly" → 1/7); a speaker correcting themselves ("once a day, no, twice a day")
+    states two."""
     text = _digits(text)
-    times = _TIMES.search(text)
-    if times:
-        return _COUNT[times.group(1)] / _PERIOD[times.group(2)]
-    hours = _HOURS.search(text)
-    if hours:
-        return 24 / int(hours.group(1))
+    found = {_COUNT[count] / _PERIOD[period] for count, period in _TIMES.findall(text)}
+    found |= {24 / int(hours) for hours in _HOURS.findall(text)}
     if _TWO_MEALS.search(text):
-        return 2.0
+        found.add(2.0)
     if re.search(r"\b(weekly|once a week|every week)\b", text):
-        return 1 / 7
+        found.add(1 / 7)
     if "every other day" in text:
-        return 0.5
-    return None
+        found.add(0.5)
+    return found
 
 
 def on_schedule(text: str) -> bool:
     """The words say the drug is taken on a schedule ("daily", "twice a day", "every
     morning", "regularly")."""
     lower = text.lower()
-    return per_day(lower) is not None or bool(_ORDER_DAILY.search(lower) or _REGULAR.search(lower))
+    return bool(frequencies(lower) or _ORDER_DAILY.search(lower) or _REGULAR.search(lower))
 
 
 def order_text(fact: Fact) -> str:
@@ -89,12 +87,10 @@ def frequency_differs(memory: Memory, fact: Fact) -> bool:
     """The patient says how often, explicitly, and the scheduled order says otherwise."""
     if as_needed_order(fact):
         return False
-    said = {f for q in patient_words(memory) if (f := per_day(q)) is not None}
+    said = {f for q in patient_words(memory) for f in frequencies(q)}
     order = order_text(fact)
-    recorded = per_day(order)
-    if recorded is None and _ORDER_DAILY.search(order):
-        recorded = 1.0
-    return bool(said and recorded is not None and all(abs(f - recorded) > 1e-6 for f in said))
+    recorded = frequencies(order) or ({1.0} if _ORDER_DAILY.search(order) else set())
+    return bool(said and recorded) and not any(abs(f - r) < 1e-6 for f in said for r in recorded)
 
 
 def _digits(text: str) -> str:

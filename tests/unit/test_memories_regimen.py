@@ -1,6 +1,6 @@
 """Explicit dose and frequency, as the patient says them and as the order has them."""
 
-from engine.memories.regimen import dose_differs, frequency_differs, per_day
+from engine.memories.regimen import dose_differs, frequencies, frequency_differs
 from engine.models import Evidence, Memory, MemoryType
 from tests.unit.test_memories_builders import medication
 
@@ -25,11 +25,11 @@ def said(*quotes: str) -> Memory:
 
 
 def test_doses_per_day_from_explicit_words_only() -> None:
-    assert per_day("twice a day") == 2
-    assert per_day("three times a week") == 3 / 7
-    assert per_day("every 6 hours") == 4
-    assert per_day("with my breakfast and with my dinner") == 2
-    assert per_day("i take it every day") is None
+    assert frequencies("twice a day") == {2}
+    assert frequencies("three times a week") == {3 / 7}
+    assert frequencies("every 6 hours") == {4}
+    assert frequencies("with my breakfast and with my dinner") == {2}
+    assert frequencies("i take it every day") == set()
 
 
 def test_a_spoken_dose_in_words_is_compared_with_the_order() -> None:
@@ -43,6 +43,17 @@ def test_the_provider_question_does_not_count_as_what_the_patient_takes() -> Non
     asked = said("are you taking it once a day ?", "yes")
     assert not frequency_differs(asked, twice)
     assert frequency_differs(said("i only take it once a day"), twice)
+
+
+def test_a_frequency_corrected_in_the_same_breath_is_the_one_confirmed() -> None:
+    twice = medication("medication:rxnorm:6809", "Metformin 500 mg", dose="500 mg twice daily")
+    corrected = said(
+        "are you still taking the five hundred milligrams once a day no actually it looks"
+        " like we increased your metformin to five hundred milligrams twice a day",
+        "yes",
+    )
+    assert frequencies(corrected.evidence[0].quote) == {1, 2}
+    assert not frequency_differs(corrected, twice)
 
 
 def test_an_as_needed_order_has_no_frequency_to_contradict() -> None:

@@ -5,7 +5,7 @@ from engine.memories.context import assertions
 from engine.memories.cues import Polarity, asks_itself, polarity
 from engine.memories.lexicon import load_lexicon
 from engine.memories.mentions import find_mentions
-from engine.memories.regimen import dose_amounts, per_day
+from engine.memories.regimen import dose_amounts, frequencies
 from engine.memories.relate import relate
 from engine.models import MemoryType, RelationshipType
 from tests.unit.test_memories_answers import of_type, run
@@ -148,8 +148,8 @@ def test_falling_asleep_is_no_fall() -> None:
 def test_a_spoken_strength_is_compared_as_a_number() -> None:
     said = "ibuprofen eight hundred milligrams three times a day"
     assert dose_amounts(said) == dose_amounts("800 mg by mouth three times daily") == {800.0}
-    assert per_day(said) == 3.0 and per_day("one time a day") == 1.0
-    assert per_day("every six hours") == 4.0
+    assert frequencies(said) == {3.0} and frequencies("one time a day") == {1.0}
+    assert frequencies("every six hours") == {4.0}
 
 
 def test_a_wish_is_a_care_preference_only_when_it_names_the_care() -> None:
