@@ -7,7 +7,10 @@ note: the verified proposals stand; an inferred `conflicts` on a pair the extrac
 not link is added, with its own rationale and the inference's name (missing a
 discrepancy is the costly error); every other inferred relationship the extractor did
 not propose is dropped (it saw the whole exchange, the inference one sentence); on a
-pair both linked, the extractor's type stands. An extractor that proposes nothing
+pair both linked, the extractor's type stands, except that a conflict the offline
+extractor's own reading of the same adherence statement finds with that fact overrules
+it (a stop, dose or frequency compared word for word; its reading of symptoms is not
+trusted so far: measured in the issue-9 note). An extractor that proposes nothing
 (`relationships` None) gets the inference alone.
 
 The inference: same entity first, then the edge type.
@@ -22,7 +25,7 @@ conflicts (`regimen`). Facts are only read, never changed.
 """
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from engine.memories.confidence import relationship_confidence
 from engine.memories.drugs import ingredients
@@ -65,7 +68,10 @@ _EPISODE = re.compile(r"\b(acute|flare|flares|episode|attack|exacerbation)\b", r
 
 
 def relate_all(
-    accepted: list[tuple[Memory, Candidate]], facts: list[Fact], proposer: str
+    accepted: list[tuple[Memory, Candidate]],
+    facts: list[Fact],
+    proposer: str,
+    reading: Sequence[Memory] = (),
 ) -> list[Relationship]:
     """The relationships of the accepted memories: verified proposals and inference.
 
@@ -73,10 +79,19 @@ def relate_all(
         accepted: each memory with the candidate it was accepted from.
         facts: the patient's facts.
         proposer: the extractor's name and version, kept on what it proposed.
+        reading: the offline extractor's memories of the same messages, when another
+            extractor proposed; a discrepancy it finds in an adherence statement
+            overrules the type proposed for the same statement and fact.
     """
     inferred: dict[str, list[Relationship]] = {}
     for rel in relate([m for m, _ in accepted], facts):
         inferred.setdefault(rel.memory_id, []).append(rel)
+    read = {m.memory_id: m for m in reading if m.type is MemoryType.ADHERENCE}
+    read_conflicts = [
+        (read[r.memory_id], r)
+        for r in relate(read.values(), facts)
+        if r.type is RelationshipType.CONFLICTS
+    ]
     by_key = {f.fact_key: f for f in facts}
     out: list[Relationship] = []
     for memory, candidate in accepted:
@@ -84,13 +99,39 @@ def relate_all(
         if candidate.relationships is None:
             out.extend(mine)
             continue
-        proposed = verify_proposals(memory, candidate, by_key, proposer)
+        proposed = [
+            _overruled(memory, r, read_conflicts)
+            for r in verify_proposals(memory, candidate, by_key, proposer)
+        ]
         linked = {r.fact_key for r in proposed}
         missed = [
             r for r in mine if r.type is RelationshipType.CONFLICTS and r.fact_key not in linked
         ]
         out.extend(proposed + missed)
     return out
+
+
+def _overruled(
+    memory: Memory, proposed: Relationship, conflicts: list[tuple[Memory, Relationship]]
+) -> Relationship:
+    """The proposal, or the conflict the offline reading of the same adherence statement
+    finds with the same fact (a stop, dose or frequency the proposal did not compare)."""
+    if proposed.type is RelationshipType.CONFLICTS or memory.type is not MemoryType.ADHERENCE:
+        return proposed
+    for read, conflict in conflicts:
+        if conflict.fact_key == proposed.fact_key and _same_statement(memory, read):
+            why = f"the offline reading of the same statement: {conflict.rationale}"
+            return conflict.model_copy(update={"memory_id": memory.memory_id, "rationale": why})
+    return proposed
+
+
+def _same_statement(a: Memory, b: Memory) -> bool:
+    """Some quote of each overlaps one of the other in the same message."""
+    return any(
+        x.message_id == y.message_id and x.start < y.end and y.start < x.end
+        for x in a.evidence
+        for y in b.evidence
+    )
 
 
 def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:

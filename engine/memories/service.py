@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from engine.memories.extractor import MEMORY_ROLES, Extractor, Usage
+from engine.memories.offline import OfflineExtractor
 from engine.memories.relate import relate_all
 from engine.memories.speakers import as_spoken
 from engine.memories.verify import checked
@@ -77,10 +78,8 @@ def generate_memories(
         NotFound: the session does not exist.
         Conflict: another call moved the watermark first (nothing was written).
     """
-    if extractor is None:
-        from engine.memories.offline import OfflineExtractor
-
-        extractor = OfflineExtractor()
+    offline = OfflineExtractor()
+    extractor = extractor or offline
     session = store.get_session(scope, session_id)
     done = session.processed_through
     if store.is_memory_paused(scope):
@@ -98,7 +97,12 @@ def generate_memories(
         for m, c in checked(extraction.candidates, messages, extractor.name, extractor.version)
         if _spoken_in(m, done, messages)
     ]
-    relationships = relate_all(accepted, facts, f"{extractor.name} {extractor.version}")
+    reading: list[Memory] = []
+    if extractor is not offline and any(c.relationships is not None for _, c in accepted):
+        # the offline reading of the same messages checks the proposals (`relate_all`)
+        again = offline.extract(messages, facts, processed=len(context)).candidates
+        reading = [m for m, _ in checked(again, messages, offline.name, offline.version)]
+    relationships = relate_all(accepted, facts, f"{extractor.name} {extractor.version}", reading)
     memories = [_public(m) for m, _ in accepted]
     last = new[-1].seq
     store.write(

@@ -57,29 +57,54 @@ def test_a_conflict_the_model_missed_is_added_by_the_inference(
     assert (rel.fact_key, rel.type.value, rel.extractor) == (METFORMIN, "conflicts", INFERENCE)
 
 
+SUGARS_SAID = conversation(
+    ("provider", "How is the diabetes?"),
+    ("patient", "My sugars have been running in the 200s every morning."),
+    ("provider", "And the metformin?"),
+    ("patient", "I stopped taking the metformin about two weeks ago."),
+)
+
+
+def sugars(*proposals: dict[str, Any]) -> dict[str, Any]:
+    quote = {"message": 2, "quote": "My sugars have been running in the 200s"}
+    return {
+        "type": "symptom",
+        "subject": "blood sugar",
+        "quotes": [quote],
+        "relationships": [*proposals],
+    }
+
+
 def test_the_models_type_stands_and_non_conflicts_it_did_not_propose_are_dropped(
     fake: FakeLLM, llm: LlmExtractor
 ) -> None:
-    said = conversation(
-        ("provider", "How is the diabetes?"),
-        ("patient", "My sugars have been running in the 200s every morning."),
-        ("provider", "And the metformin?"),
-        ("patient", "I stopped taking the metformin about two weeks ago."),
-    )
-    sugars = {
-        "type": "symptom",
-        "subject": "blood sugar",
-        "quotes": [{"message": 2, "quote": "My sugars have been running in the 200s"}],
-        "relationships": [],
-    }
+    # the inference reads the sugars as enriching the diabetes
+    fake.replies = [
+        chat(answer(sugars())),
+        chat(answer(sugars({"fact": 1, "type": "corroborates"}))),
+    ]
+    dropped = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    assert dropped.relationships == []
+    stands = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    assert [(r.fact_key, r.type.value) for r in stands.relationships] == [
+        (DIABETES, "corroborates")
+    ]
+
+
+def test_a_discrepancy_the_offline_reading_finds_in_the_same_adherence_statement_overrules(
+    fake: FakeLLM, llm: LlmExtractor
+) -> None:
     stopped = {
         **STOPPED,
         "quotes": [{"message": 4, "quote": "I stopped taking the metformin"}],
         "relationships": [{"fact": 2, "type": "enriches", "why": "the model's judgement"}],
     }
-    fake.replies = [chat(answer(sugars, stopped))]
-    result = generate_memories(FakeStore(said, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
-    assert [(r.fact_key, r.type.value) for r in result.relationships] == [(METFORMIN, "enriches")]
+    fake.replies = [chat(answer(stopped))]
+    result = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    [rel] = result.relationships
+    assert (rel.fact_key, rel.type.value, rel.extractor) == (METFORMIN, "conflicts", INFERENCE)
+    assert rel.memory_id == result.memories[0].memory_id
+    assert rel.rationale.startswith("the offline reading of the same statement: ")
 
 
 def test_earlier_messages_are_shown_as_processed_and_yield_nothing(
