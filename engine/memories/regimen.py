@@ -13,7 +13,11 @@ from engine.models import Fact, Memory
 
 # Spoken amounts become digits first (text2num: "eight hundred milligrams" → "800
 # milligrams", "three times a day" → "3 times a day").
-_DOSE = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:mg|milligrams?|m g|mcg|micrograms?|units?)\b")
+# Not a concentration: "265 milligrams per deciliter" is a lab value.
+_DOSE = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(?:mg|milligrams?|m g|mcg|micrograms?|units?)\b"
+    r"(?!\s*(?:per|/|an?)\s*(?:deciliters?|dl|liters?|l|milliliters?|ml|kilograms?|kg)\b)"
+)
 _COUNT = {"once": 1.0, "twice": 2.0, "1 time": 1.0, "2 times": 2.0, "3 times": 3.0, "4 times": 4.0}
 _PERIOD = {"day": 1.0, "daily": 1.0, "night": 1.0, "week": 7.0, "weekly": 7.0, "month": 30.0}
 _TIMES = re.compile(

@@ -46,7 +46,7 @@ from engine.memories.regimen import (
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.8.0"
+INFERENCE = "offline-inference 2.9.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"

@@ -1,6 +1,6 @@
 """Explicit dose and frequency, as the patient says them and as the order has them."""
 
-from engine.memories.regimen import dose_differs, frequencies, frequency_differs
+from engine.memories.regimen import dose_amounts, dose_differs, frequencies, frequency_differs
 from engine.models import Evidence, Memory, MemoryType
 from tests.unit.test_memories_builders import medication
 
@@ -36,6 +36,14 @@ def test_a_spoken_dose_in_words_is_compared_with_the_order() -> None:
     norvasc = medication("medication:rxnorm:17767", "Norvasc 5 mg", dose="5 mg daily")
     assert dose_differs(said("it says you are on ten milligrams of norvasc daily"), norvasc)
     assert not dose_differs(said("i take five milligrams"), norvasc)
+
+
+def test_a_concentration_is_a_lab_value_not_a_dose() -> None:
+    norvasc = medication("medication:rxnorm:17767", "Norvasc 5 mg", dose="5 mg daily")
+    lab = said("my triglycerides were 265 milligrams per deciliter and i take my norvasc")
+    assert dose_amounts(lab.evidence[0].quote) == set()
+    assert not dose_differs(lab, norvasc)
+    assert dose_amounts("i take 20 mg a day") == {20.0}
 
 
 def test_the_provider_question_does_not_count_as_what_the_patient_takes() -> None:
