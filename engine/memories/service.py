@@ -79,7 +79,8 @@ def generate_memories(
         Conflict: another call moved the watermark first (nothing was written).
     """
     offline = OfflineExtractor()
-    extractor = extractor or offline
+    if extractor is None:
+        extractor = offline
     session = store.get_session(scope, session_id)
     done = session.processed_through
     if store.is_memory_paused(scope):
