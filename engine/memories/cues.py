@@ -36,11 +36,14 @@ _YES = re.compile(
     r"|i think so|of course|that's right|that's correct|that is (?:right|correct)|i believe so"
     r"|(?:that|it)(?:'s| is| would be) a (?:yes|positive)\b|i would say (?:so|yes)"
     r"|(?:just |only )?a (?:little|bit|little bit|tad)(?=\s*(?:[.,!]|$))|slightly(?=\s*(?:[.,!]|$))"
+    r"|(?:sometimes|occasionally|(?:every )?once in a while|at times|on and off|off and on"
+    r"|(?:every )?now and then|once or twice|a couple (?:of )?times)\b"
     r"|(?:i think |i believe )?(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have)"
     r"(?=\s*(?:[.,!]|$)))"
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
+    r"|neither|probably not"
     r"|(?:absolutely|definitely|certainly|of course|surely) not"
     r"|(?:that|it)(?:'s| is| would be) a (?:no|negative)|i would say no"
     r"|not (?:at this (?:point|time)|right now|currently)|usually (?:no|not)"

@@ -71,6 +71,15 @@ def test_a_statement_folded_into_a_question_is_read_as_a_statement() -> None:
 # -- answer cues -----------------------------------------------------------------------
 
 
+def test_how_often_answers_yes_and_neither_answers_no() -> None:
+    for reply in ("sometimes", "occasionally yeah", "every once in a while , my elbow"):
+        assert cues.polarity(reply) is Polarity.YES, reply
+    assert cues.polarity("neither of them .") is Polarity.NO
+    assert cues.polarity("probably not enough") is Polarity.NO
+    # how seldom a drug is taken is how it is taken, not that it is not
+    assert cues.polarity("hardly ever . maybe once a month .") is Polarity.NONE
+
+
 def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
     assert cues.polarity("i do n't know i might miss one now") is Polarity.NONE
     assert cues.polarity("no i yeah i do i like to eat") is Polarity.NONE
