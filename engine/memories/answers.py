@@ -97,12 +97,14 @@ def _symptom_answer(
     # the reply's own words about it over its yes or no: "no fever , right?" / "yeah , no
     # fever or anything"
     said = [
-        a
+        (x, a)
         for x, a in answer.mentions
         if x.canonical == m.canonical and not (a.family or a.historical or a.hypothetical)
     ]
+    if said and said[0][0].subject != subject:
+        return  # "any other pain?" / "sometimes i have back pain": the reply's own memory
     if said:
-        present = not said[0].negated
+        present = not said[0][1].negated
     if not present and not turn.related(subject):
         return
     turn.covered.add(subject)

@@ -398,6 +398,14 @@ def test_the_replys_own_words_about_it_outweigh_its_yes_or_no() -> None:
     assert said["headache"] is True
 
 
+def test_a_reply_naming_what_was_asked_in_its_own_words_is_one_memory() -> None:
+    memories = run(
+        ("provider", "do you have diabetes or blood pressure problems ?"),
+        ("patient", "yes , i have hypertension but no diabetes ."),
+    )
+    assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["hypertension"]
+
+
 def test_the_part_a_reply_names_completes_the_complaint_asked_about() -> None:
     [elbow] = run(("provider", "where are you having pain ?"), ("patient", "my left elbow ."))
     assert elbow.subject == "elbow pain"
