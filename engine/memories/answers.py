@@ -102,7 +102,9 @@ def _symptom_answer(
         if x.canonical == m.canonical and not (a.family or a.historical or a.hypothetical)
     ]
     if said and said[0][0].subject != subject:
-        return  # "any other pain?" / "sometimes i have back pain": the reply's own memory
+        return  # "blood pressure problems?" / "yes , i have hypertension": the reply's own
+    if present and _names_its_own(answer, subject):
+        return  # "any other pain?" / "sometimes i have back pain": the reply's own
     if said:
         present = not said[0][1].negated
     if not present and not turn.related(subject):
@@ -127,6 +129,16 @@ def _symptom_answer(
             "answer": pol.value,
             "via": "answer" if subject == m.subject else "asked-part",
         },
+    )
+
+
+def _names_its_own(answer: Sentence, subject: str) -> bool:
+    """The reply names the complaint asked about at a body part of its own."""
+    complaint = subject.split()[-1]
+    return any(
+        x.kind == "body" and x.subject != subject and x.subject.split()[-1] == complaint
+        for x, a in answer.mentions
+        if not (a.negated or a.family or a.historical or a.hypothetical)
     )
 
 

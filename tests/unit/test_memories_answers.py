@@ -404,6 +404,11 @@ def test_a_reply_naming_what_was_asked_in_its_own_words_is_one_memory() -> None:
         ("patient", "yes , i have hypertension but no diabetes ."),
     )
     assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["hypertension"]
+    back = run(
+        ("provider", "any other pain throughout the body ?"),
+        ("patient", "sometimes i have back pain ."),
+    )
+    assert [m.subject for m in of_type(back, MemoryType.SYMPTOM)] == ["back pain"]
 
 
 def test_the_part_a_reply_names_completes_the_complaint_asked_about() -> None:
