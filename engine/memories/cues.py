@@ -267,6 +267,14 @@ _NEVER_GOT = re.compile(
 # A dose not taken on a day the patient names, or not as regularly as asked: "i did not
 # take my pain medication this morning", "i have n't had it today", "i don't take it
 # every day".
+# A long time since the last dose: "i haven't taken my medicines in months", "it's been
+# several months since she last took her medicines"
+_NOT_FOR_LONG = re.compile(
+    r"\b(?:have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:taken|used|filled)\b(?:\W+[\w']+){0,4}?"
+    r"\W+(?:in|for)\s+(?:(?:a few|several|many|a couple of|\w+)\s+)?"
+    r"(?:weeks|months|years|a while|a long time|ages)\b"
+    r"|\bsince (?:i|she|he|they|we) last (?:took|used|filled)\b"
+)
 _SKIPPED = re.compile(
     r"\b(?:did|have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:take|taken|took|had|use|used)\b"
     r"(?:\W+[\w']+){0,4}?\W+(?:this morning|today|tonight|last night|yesterday)\b"
@@ -446,6 +454,7 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     for name, pattern in (
         ("never_started", _NEVER_GOT),
         ("stopped", _NOT_ANYMORE),
+        ("stopped", _NOT_FOR_LONG),
         ("missed_doses", _SKIPPED),
         ("as_needed", _ONLY_WHEN),
     ):

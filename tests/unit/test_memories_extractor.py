@@ -164,6 +164,17 @@ def test_stopping_a_brand_name_drug_is_adherence_stopped_under_its_generic() -> 
     assert "because" in memory.attributes["reason"]
 
 
+def test_a_stop_is_said_in_many_ways() -> None:
+    for said in (
+        "I had to stop Advair because it started to bother me.",
+        "I haven't taken my medicines in months.",
+        "It's been several months since she last took her medicines.",
+        "i have n't used the inhaler in a while .",
+    ):
+        [memory] = by_type(run(("patient", said)), MemoryType.ADHERENCE)
+        assert memory.attributes["behavior"] == "stopped", said
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
