@@ -4,7 +4,7 @@ import re
 from enum import StrEnum
 
 from engine.memories.lexicon import Lexicon
-from engine.memories.text import PhraseIndex, tokenize, words
+from engine.memories.text import PhraseIndex, Token, tokenize, words
 
 
 class Polarity(StrEnum):
@@ -448,6 +448,14 @@ def clinicians_words(text: str) -> bool:
     return findings(text) or bool(_PLAN.search(text.lower()))
 
 
+_NEGATORS = frozenset({"not", "n't", "never", "no", "don't", "doesn't", "won't", "didn't"})
+
+
+def _negated_at(tokens: list[Token], k: int) -> bool:
+    """A negation among the three words before token `k`."""
+    return bool(_NEGATORS & {t.text for t in tokens[max(0, k - 3) : k]})
+
+
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     """The behaviour and the words that said it ("as needed", "only when")."""
     text = without_other_senses(sentence)
@@ -463,6 +471,8 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     tokens = tokenize(text)
     for name, index in lex.behaviours:
         hits = index.find(tokens)
+        if name == "missed_doses":  # "so i don't forget", "i never miss one"
+            hits = [h for h in hits if not _negated_at(tokens, h[0])]
         if hits:
             return name, hits[0][2]
     return "as_prescribed", None

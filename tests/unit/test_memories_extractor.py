@@ -175,6 +175,14 @@ def test_a_stop_is_said_in_many_ways() -> None:
         assert memory.attributes["behavior"] == "stopped", said
 
 
+def test_not_forgetting_is_no_missed_dose() -> None:
+    for said in ("I use a pill box so I don't forget my metformin.", "i never miss my metformin ."):
+        [memory] = by_type(run(("patient", said)), MemoryType.ADHERENCE)
+        assert memory.attributes["behavior"] == "as_prescribed", said
+    [missed] = by_type(run(("patient", "sometimes I forget my metformin.")), MemoryType.ADHERENCE)
+    assert missed.attributes["behavior"] == "missed_doses"
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
