@@ -183,6 +183,15 @@ def test_not_forgetting_is_no_missed_dose() -> None:
     assert missed.attributes["behavior"] == "missed_doses"
 
 
+def test_an_extra_dose_changes_the_dose_and_an_extra_blanket_does_not() -> None:
+    for said, behaviour in (
+        ("i take an extra pill of the lasix when my ankles swell .", "changed_dose"),
+        ("i take my lasix , and i put on an extra blanket at night .", "as_prescribed"),
+    ):
+        found = {m.subject: m for m in by_type(run(("patient", said)), MemoryType.ADHERENCE)}
+        assert found["furosemide"].attributes["behavior"] == behaviour, said
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
