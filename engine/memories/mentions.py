@@ -427,6 +427,8 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             continue
         pi, pj, part = closest
         lo, hi = min(pi, ci), max(pj, cj)
+        if pj <= ci and _denied_verb(tokens[pj:ci]):
+            lo = ci  # "my arm does not hurt": the negation is ConText's to read, not the mention's
         subject = f"{singular_part(part)} {complaint}"
         out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
         if pj == ci:  # "back and knee pain": the complaint is both parts'
@@ -435,6 +437,20 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                     both = f"{singular_part(other)} {complaint}"
                     out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
     return out
+
+
+_NEGATORS = frozenset({"not", "n't", "never"})
+_AUXILIARIES = frozenset({"does", "do", "did", "has", "have", "is", "was", "had"})
+
+
+def _denied_verb(between: list[Token]) -> bool:
+    """The words between a part and its complaint deny the complaint's verb: "does not",
+    "has n't been", "does n't really" ("my knee , not my ankle , hurts" denies the ankle)."""
+    texts = [t.text for t in between]
+    for k, word in enumerate(texts):
+        if word in _NEGATORS and (k == 0 or texts[k - 1] in _AUXILIARIES or word == "never"):
+            return set(texts[k + 1 :]) <= {"really", "been", "even", "ever", "actually"}
+    return False
 
 
 # "it's my right upper arm . it hurts really bad": "it" is the part named just before

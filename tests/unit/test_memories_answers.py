@@ -398,6 +398,19 @@ def test_the_replys_own_words_about_it_outweigh_its_yes_or_no() -> None:
     assert said["headache"] is True
 
 
+def test_a_part_that_does_not_hurt_is_no_pain_there() -> None:
+    stopped = condition("condition:text:knee-injury", "Knee injury", status="resolved")
+    for said in (
+        "my knee does not hurt .",
+        "my knee does n't really hurt anymore .",
+        "my knee has not been bothering me .",
+    ):
+        [knee] = run(("patient", said), facts=(stopped,))
+        assert knee.attributes["present"] is False, said
+    [hurts] = run(("patient", "my knee hurts ."), facts=(stopped,))
+    assert hurts.attributes["present"] is True
+
+
 def test_a_reply_naming_what_was_asked_in_its_own_words_is_one_memory() -> None:
     memories = run(
         ("provider", "do you have diabetes or blood pressure problems ?"),
