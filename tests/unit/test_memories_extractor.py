@@ -209,6 +209,13 @@ def test_a_worried_question_is_a_concern_and_a_stated_wish_a_preference() -> Non
     assert preference.subject == "communication"
 
 
+def test_a_question_about_the_next_visit_is_logistics_not_a_concern() -> None:
+    for asked in ("and when should i see you again ?", "Can I make that appointment today?"):
+        assert by_type(run(("patient", asked)), MemoryType.CONCERN) == [], asked
+    [worry] = by_type(run(("patient", "will i be able to drive ?")), MemoryType.CONCERN)
+    assert worry.evidence[0].quote == "will i be able to drive ?"
+
+
 def test_an_open_question_about_the_patient_is_a_concern_and_small_talk_is_not() -> None:
     memories = run(
         ("provider", "we'll do the repair under general anesthesia ."),
