@@ -118,6 +118,17 @@ def pipeline() -> Any:
         direction="BACKWARD",
         max_scope=1,
     )
+    # The patient is alive: what someone "passed away" or died of is theirs ("she actually
+    # passed away due to a brain aneurysm"), not a patient's near miss ("i almost died")
+    died = ConTextRule(
+        "someone's death",
+        "FAMILY",
+        pattern=r"(?<!almost )(?<!nearly )\b(?:passed away|died|passed)"
+        r" (?:of|from|due to|because of|with)\b",
+        direction="FORWARD",
+        max_scope=6,
+        terminated_by={"CLAUSE"},
+    )
     # "the same pain that i had when i had kidney stones", "since i had my last heart
     # attack": what the patient had at a time named by it is a past event, not how they are
     # ("ever since i had the surgery my knee has been swelling": the knee is now)
@@ -166,7 +177,7 @@ def pipeline() -> Any:
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, plan, denial, runs, then, never, *looked_for])
+    context.add([clause, *quantities, *relayed, plan, denial, runs, died, then, never, *looked_for])
     return nlp
 
 

@@ -84,6 +84,9 @@ _NOT_THE_THING = re.compile(
     re.IGNORECASE,
 )
 
+# "i am tired of these blood draws", "sick of it": fed up, not fatigue or illness
+_FED_UP = re.compile(r"(?:tired|sick)\s+of\b")
+
 # "cataract surgery", "a heart bypass", "hernia repair": a procedure done, not what the
 # patient has (the body part stays: "my knee replacement hurts" is the knee)
 _PROCEDURE = re.compile(
@@ -143,8 +146,8 @@ def singular(word: str) -> str:
     """A body-part or noun in the singular ("knees" → "knee", "feet" → "foot")."""
     if word in _IRREGULAR:
         return _IRREGULAR[word]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "is", "us")):
+        return word[:-1]  # not "pelvis" or "sinus"
     return word
 
 
@@ -163,6 +166,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     found = [m for m in found if m.kind not in SYMPTOMISH or not _PROCEDURE.match(text[m.end :])]
     found = [m for m in found if not _nourishment(text, m) and not _time_of_sleep(text, m)]
+    found = [m for m in found if not _FED_UP.match(text[m.start :].lower())]
     chosen: list[Mention] = []
     for m in sorted(found, key=lambda m: (_priority(m), -(m.end - m.start))):
         if all(m.end <= c.start or m.start >= c.end for c in chosen):

@@ -208,6 +208,22 @@ def test_a_region_of_a_body_part_is_that_part() -> None:
     assert subjects("my back hurts") == ["back pain"]
 
 
+def test_what_someone_died_of_is_theirs_and_being_tired_of_is_no_fatigue() -> None:
+    lex = load_lexicon()
+
+    def family(text: str) -> list[bool]:
+        return [a.family for s in parse(text, lex) for _, a in s.mentions]
+
+    assert family("she actually passed away due to a brain aneurysm .") == [True]
+    assert family("i almost died from the pain .") == [False]
+    assert subjects("i am tired of these regular blood draws .") == []
+    assert subjects("i am tired all the time .") == ["fatigue"]
+
+
+def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
+    assert subjects("my pelvis hurts") == ["pelvis pain"]
+
+
 def test_someone_elses_condition_is_like_family_history() -> None:
     [sentence] = parse("i also have a coworker who has a thyroid issue too", load_lexicon())
     assert [a.family for _, a in sentence.mentions] == [True]
