@@ -410,6 +410,25 @@ def asks_what(sentence: str) -> bool:
     return bool(_WH_OPENING.match(sentence.strip().lower()))
 
 
+# Someone's death: "how did your brother pass away?", "how did she pass?", "she died when
+# she was seventy four". The patient is alive, so who died is someone else; a relative
+# asked about may be the patient ("did your mother tell you about her condition?").
+_DEATH = re.compile(r"\b(?:pass away|passed away|died|die|did (?:he|she|they) pass)\b")
+_THIRD_PERSON = re.compile(
+    r"^\W*(?:(?:well|um|uh|oh|yes|yeah|so)\W+)*(?:he|she|they|his|her|their)\b"
+)
+
+
+def of_a_death(text: str) -> bool:
+    """The text speaks of someone's death."""
+    return bool(_DEATH.search(text.lower()))
+
+
+def of_third_person(sentence: str) -> bool:
+    """The sentence is about "he", "she" or "they" ("he had pancreatitis")."""
+    return bool(_THIRD_PERSON.match(sentence.lower()))
+
+
 def others_worry(text: str) -> bool:
     """The worry in the sentence is someone else's (the clinicians', "they")."""
     return bool(_OTHERS_WORRY.search(text.lower()))

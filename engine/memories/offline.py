@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.48.0"
+    version = "1.49.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -113,6 +113,19 @@ def _body_parts(text: str, lex: Lexicon) -> list[str]:
 
 
 def _read_turn(turn: Turn) -> None:
+    # "how did your brother pass away?" / "he had pancreatitis": what the one who died had
+    # is theirs ("what about your mother?" / "she died at seventy four , she had ...")
+    if (
+        turn.parsed
+        and cues.of_third_person(turn.parsed[0].text)
+        and (
+            cues.of_a_death(turn.parsed[0].text)
+            or (turn.asked and cues.of_a_death(turn.asked.message.text))
+        )
+    ):
+        first = turn.parsed[0]
+        others = [(m, replace(a, family=True)) for m, a in first.mentions]
+        turn.parsed[0] = replace(first, mentions=others)
     # the reply's first sentence, after any false start ("um , uh , it ... i think i do .")
     answer = next((s for s in turn.parsed if not cues.false_start(s.text)), None)
     pol = cues.polarity(answer.text) if answer else Polarity.NONE

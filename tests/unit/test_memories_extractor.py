@@ -139,6 +139,20 @@ def test_a_denied_manifestation_of_a_recorded_condition_is_kept_as_absent() -> N
     assert memory.subject == "leg swelling" and memory.attributes["present"] is False
 
 
+def test_what_the_one_who_died_had_is_theirs() -> None:
+    for asked, said in (
+        ("How did your brother pass away?", "He had pancreatitis."),
+        ("what about your mother?", "She died at seventy four , she had emphysema ."),
+    ):
+        assert run(("provider", asked), ("patient", said)) == [], said
+    # a relative asked about may be the patient, spoken of by a caregiver
+    told = run(
+        ("provider", "Did your mother tell you anything about her condition?"),
+        ("patient", "She said she threw up and she had diarrhea."),
+    )
+    assert {m.subject for m in told} == {"vomiting", "diarrhea"}
+
+
 def test_family_history_and_hypotheticals_are_not_memories() -> None:
     memories = run(
         ("patient", "My mother had terrible migraines."),
