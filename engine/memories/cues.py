@@ -4,7 +4,7 @@ import re
 from enum import StrEnum
 
 from engine.memories.lexicon import Lexicon
-from engine.memories.text import PhraseIndex, Token, tokenize, words
+from engine.memories.text import PhraseIndex, tokenize, words
 
 
 class Polarity(StrEnum):
@@ -467,14 +467,6 @@ def clinicians_words(text: str) -> bool:
     return findings(text) or bool(_PLAN.search(text.lower()))
 
 
-_NEGATORS = frozenset({"not", "n't", "never", "no", "don't", "doesn't", "won't", "didn't"})
-
-
-def _negated_at(tokens: list[Token], k: int) -> bool:
-    """A negation among the three words before token `k`."""
-    return bool(_NEGATORS & {t.text for t in tokens[max(0, k - 3) : k]})
-
-
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     """The behaviour and the words that said it ("as needed", "only when")."""
     text = without_other_senses(sentence)
@@ -491,7 +483,7 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     for name, index in lex.behaviours:
         hits = index.find(tokens)
         if name == "missed_doses":  # "so i don't forget", "i never miss one"
-            hits = [h for h in hits if not _negated_at(tokens, h[0])]
+            hits = [h for h in hits if not _negated_before([t.text for t in tokens], h[0])]
         if hits:
             return name, hits[0][2]
     return "as_prescribed", None
@@ -515,9 +507,13 @@ def negated_cue(sentence: str, cue: str) -> bool:
     cue_words = words(cue)
     for k in range(len(tokens)):
         if tuple(tokens[k : k + len(cue_words)]) == cue_words:
-            before = tokens[max(0, k - 3) : k]
-            return any(w in {"not", "n't", "no", "never"} for w in before)
+            return _negated_before(list(tokens), k)
     return False
+
+
+def _negated_before(tokens: list[str], k: int) -> bool:
+    """A negation among the three words before word `k` ("not", "never", "don't")."""
+    return any(w in {"not", "no", "never"} or w.endswith("n't") for w in tokens[max(0, k - 3) : k])
 
 
 def current_use(text: str) -> bool:

@@ -213,6 +213,11 @@ def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     )
 
 
+def test_a_worry_said_not_to_be_there_is_no_concern() -> None:
+    for said in ("I'm not worried about it.", "Don't worry doctor."):
+        assert by_type(run(("patient", said)), MemoryType.CONCERN) == [], said
+
+
 def test_a_worried_question_is_a_concern_and_a_stated_wish_a_preference() -> None:
     memories = run(
         ("patient", "I'm scared this lump could be cancer."),

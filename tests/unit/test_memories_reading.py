@@ -1,6 +1,7 @@
 """Reading a turn: questions without "?", answer cues, and what a phrase mentions."""
 
 from engine.memories import cues
+from engine.memories.context import Assertion
 from engine.memories.cues import Polarity
 from engine.memories.exchange import parse
 from engine.memories.lexicon import load_lexicon
@@ -14,6 +15,11 @@ def asked(text: str) -> list[str]:
 
 def subjects(text: str) -> list[str]:
     return [m.subject for m in find_mentions(text, load_lexicon())]
+
+
+def assertions(text: str) -> list[Assertion]:
+    """ConText's reading of each mention, in order."""
+    return [a for s in parse(text, load_lexicon()) for _, a in s.mentions]
 
 
 def canonical(text: str) -> list[str]:
@@ -209,13 +215,9 @@ def test_a_region_of_a_body_part_is_that_part() -> None:
 
 
 def test_what_someone_died_of_is_theirs_and_being_tired_of_is_no_fatigue() -> None:
-    lex = load_lexicon()
-
-    def family(text: str) -> list[bool]:
-        return [a.family for s in parse(text, lex) for _, a in s.mentions]
-
-    assert family("she actually passed away due to a brain aneurysm .") == [True]
-    assert family("i almost died from the pain .") == [False]
+    died = "she actually passed away due to a brain aneurysm ."
+    assert [a.family for a in assertions(died)] == [True]
+    assert [a.family for a in assertions("i almost died from the pain .")] == [False]
     assert subjects("i am tired of these regular blood draws .") == []
     assert subjects("i am tired all the time .") == ["fatigue"]
 
@@ -236,10 +238,8 @@ def test_a_class_named_in_the_plural_is_that_class() -> None:
 
 
 def test_never_denies_with_any_verb_but_not_what_was_never_this_bad() -> None:
-    lex = load_lexicon()
-
     def negated(text: str) -> list[bool]:
-        return [a.negated for s in parse(text, lex) for _, a in s.mentions]
+        return [a.negated for a in assertions(text)]
 
     assert negated("i've never smoked in my life .") == [True]
     assert negated("i never get headaches .") == [True]
@@ -248,8 +248,7 @@ def test_never_denies_with_any_verb_but_not_what_was_never_this_bad() -> None:
 
 
 def test_what_is_screened_or_tested_for_is_looked_into_not_had() -> None:
-    lex = load_lexicon()
     for text in ["i am here for a breast cancer screening .", "they checked me for diabetes ."]:
-        assert [a.hypothetical for s in parse(text, lex) for _, a in s.mentions] == [True]
-    [(_, had)] = parse("i have diabetes and they checked my sugar .", lex)[0].mentions
+        assert [a.hypothetical for a in assertions(text)] == [True]
+    [had] = assertions("i have diabetes and they checked my sugar .")
     assert not had.hypothetical
