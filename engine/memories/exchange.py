@@ -33,6 +33,7 @@ _OTHER_PERSON = re.compile(
     r"(has|had|have|does have|did have|got|is|was)\b",
     re.IGNORECASE,
 )
+_OWN_CLAUSE = re.compile(r"\bi\b", re.IGNORECASE)
 # A question that points back ("is that helping", "one of these episodes") is about what
 # the few words before it named ("they gave you a water pill and is that helping").
 LEAD_IN_WORDS = 10
@@ -253,6 +254,9 @@ def _lead_in(text: str, sentence_start: int, start: int) -> int:
 def _someone_else(text: str, spans: list[tuple[int, int]], m: Mention, a: Assertion) -> Assertion:
     """ "a coworker who has a thyroid issue": about someone else, like family history."""
     start = max((s for s, _ in spans if s <= m.start), default=0)
-    if a.family or not _OTHER_PERSON.search(text[start : m.start]):
+    other = None if a.family else _OTHER_PERSON.search(text[start : m.start])
+    # "my friend who was visiting had to help me ... and now i'm still limping": the
+    # patient's own clause after it is theirs again
+    if other is None or _OWN_CLAUSE.search(text[start + other.end() : m.start]):
         return a
     return replace(a, family=True)

@@ -229,6 +229,10 @@ def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
 def test_someone_elses_condition_is_like_family_history() -> None:
     [sentence] = parse("i also have a coworker who has a thyroid issue too", load_lexicon())
     assert [a.family for _, a in sentence.mentions] == [True]
+    # the patient's own clause after it is theirs again
+    own = "my friend who was visiting had to help me in and now i'm still limping"
+    [sentence] = parse(own, load_lexicon())
+    assert [a.family for _, a in sentence.mentions] == [False]
 
 
 def test_a_class_named_in_the_plural_is_that_class() -> None:
