@@ -52,6 +52,22 @@ class Lexicon:
     status_question_words: frozenset[str]
 
 
+# Lay speech names trouble with a function by any of these words: "memory issues" is HPO's
+# "memory problems", "hearing problems" its "hearing impairment".
+_TROUBLE = ("problems", "issues", "trouble", "difficulties", "difficulty", "impairment")
+
+
+def _trouble_variants(terms: list[tuple[str, SymptomTerm]]) -> list[tuple[str, SymptomTerm]]:
+    """Each "<function> <trouble word>" term said with the other trouble words too (the
+    index keeps a term's own entry where one exists)."""
+    out = []
+    for term, entry in terms:
+        *function, head = words(term)
+        if function and head in (*_TROUBLE, "problem"):
+            out += [(" ".join((*function, other)), entry) for other in _TROUBLE if other != head]
+    return out
+
+
 def _read(name: str) -> Any:
     text = resources.files("engine.memories").joinpath("data").joinpath(name).read_text("utf-8")
     return json.loads(text)
@@ -72,6 +88,7 @@ def load_lexicon() -> Lexicon:
     symptom_items += [
         (term, SymptomTerm(entry["canonical"], entry["id"])) for term, entry in generated.items()
     ]
+    symptom_items += _trouble_variants(symptom_items)
     order = (
         "never_started",
         "ran_out",

@@ -222,6 +222,11 @@ def test_what_someone_died_of_is_theirs_and_being_tired_of_is_no_fatigue() -> No
     assert subjects("i am tired all the time .") == ["fatigue"]
 
 
+def test_trouble_with_a_function_is_said_with_any_trouble_word() -> None:
+    assert subjects("i have memory issues lately .") == ["memory issues"]
+    assert subjects("i've had some balance problems .") == ["balance problems"]
+
+
 def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
     assert subjects("my pelvis hurts") == ["pelvis pain"]
 
