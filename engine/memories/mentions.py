@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from engine.memories.drugs import find_in_tokens
 from engine.memories.lexicon import Lexicon, SymptomTerm
-from engine.memories.text import Token, stem, tokenize
+from engine.memories.text import Token, stem, tokenize, words
 
 SYMPTOMISH = frozenset({"symptom", "condition", "body"})
 MEDS = frozenset({"drug", "mednoun"})
@@ -288,13 +288,16 @@ def _symptoms_in(tokens: list[Token], lex: Lexicon) -> list[Mention]:
 
 
 # What the patient cannot do, named as the vocabulary names a difficulty: "i can't stand
-# up" is difficulty standing, "it's hard (for me) to run" difficulty running (HPO's terms).
+# up" is difficulty standing, "it's hard (for me) to run" difficulty running, "i can
+# barely walk" difficulty walking (HPO's terms).
 _INABILITY = re.compile(
     r"\b(?:ca n't|can't|cannot|can not|could n't|couldn't|unable to"
+    r"|(?:can|could) (?:barely|hardly)|(?:barely|hardly) able to"
     r"|(?:hard|harder|difficult)(?: for (?:me|him|her|them|us))? to"
     r"|trouble|difficulty)\s+(?:really |even |barely |hardly )?([a-z]+)"
     r"(?:\s+([a-z]+))?"
 )
+_BARELY = frozenset({"barely", "hardly"})
 
 
 def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
@@ -308,7 +311,9 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
             for lead in ("difficulty", "difficulty in")
             for g in gerunds
         ]
-        tried.append((match.end(1), f"inability to {verb}"))
+        # barely able to move is weakness, not the paralysis that cannot move is
+        if not _BARELY & set(words(text[match.start() : match.start(1)])):
+            tried.append((match.end(1), f"inability to {verb}"))
         if hit := _first_known(lex, tried):
             end, _, term = hit
             out.append(

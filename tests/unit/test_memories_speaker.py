@@ -215,12 +215,20 @@ def test_what_the_patient_cannot_do_is_the_vocabularys_difficulty() -> None:
     lex = load_lexicon()
     subjects = {
         text: [m.subject for m in find_mentions(text, lex)]
-        for text in ("i can't stand up .", "it's hard to run now", "it's hard to get around")
+        for text in (
+            "i can't stand up .",
+            "it's hard to run now",
+            "it's hard to get around",
+            "i could barely stand .",
+            "she can barely move her arm .",
+        )
     }
     assert subjects == {
         "i can't stand up .": ["difficulty standing"],
         "it's hard to run now": ["difficulty running"],
         "it's hard to get around": [],
+        "i could barely stand .": ["difficulty standing"],
+        "she can barely move her arm .": [],  # weakness, not the paralysis of "can't move"
     }
     [own] = assertions("i can't sleep at night", [(2, 13)])
     assert not own.negated  # the mention's own "can't" is the complaint
