@@ -227,6 +227,13 @@ def test_trouble_with_a_function_is_said_with_any_trouble_word() -> None:
     assert subjects("i've had some balance problems .") == ["balance problems"]
 
 
+def test_common_lay_names_of_complaints() -> None:
+    assert subjects("i just can't catch my breath") == ["shortness of breath"]
+    assert subjects("it burns when i pee") == ["painful urination"]
+    assert subjects("my periods are really heavy") == ["heavy periods"]
+    assert subjects("can you give me a quick run down of her history") == []
+
+
 def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
     assert subjects("my pelvis hurts") == ["pelvis pain"]
 
