@@ -44,7 +44,7 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     # "do you remember what caused the pain?" / "i don't": the pain is not denied
     recall = last is not None and cues.asks_recall(last.text)
     if last is not None and pol is not Polarity.NONE and not (about_meds or finding or recall):
-        for question, m, a in _denied_together(turn, pol):
+        for question, m, a in _denied_together(turn, answer, pol):
             # "a history of anaphylaxis , is that correct?" / "yes": the record, confirmed
             if m.kind in SYMPTOMISH and not (
                 a.family or a.hypothetical or a.historical or question.about_a_drug(m, turn.lex)
@@ -59,13 +59,27 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
     _topic_answer(turn, pol)
 
 
-def _denied_together(turn: Turn, pol: Polarity) -> list[tuple[Sentence, Mention, Assertion]]:
+def _denied_together(
+    turn: Turn, answer: Sentence, pol: Polarity
+) -> list[tuple[Sentence, Mention, Assertion]]:
     """The mentions a reply answers: the last question's, and with a no, those of the
     questions right before it too ("how about any abdominal pain ? fever , chills ?" /
-    "none of that"). A yes to such a list does not say which."""
+    "none of that"). A yes to such a list does not say which, and when the reply names
+    a complaint of its own ("headaches , blurry vision or weakness?" / "yes , i have
+    migraines"), the yes is that complaint."""
     assert turn.asked is not None and turn.asked.last is not None
+    listed = [m for m, _ in turn.asked.last.mentions if m.kind in SYMPTOMISH]
+    if pol is Polarity.YES and len(listed) > 1 and _own_complaint(answer):
+        return []
     asked = turn.asked.last_run() if pol is Polarity.NO else [turn.asked.last]
     return [(question, m, a) for question in asked for m, a in question.mentions]
+
+
+def _own_complaint(answer: Sentence) -> bool:
+    return any(
+        m.kind in SYMPTOMISH and not (a.negated or a.family or a.hypothetical)
+        for m, a in answer.mentions
+    )
 
 
 def read_confirmation(turn: Turn, answer: Sentence, pol: Polarity) -> None:

@@ -126,6 +126,16 @@ def test_a_no_answers_every_question_run_together_without_question_marks() -> No
     assert edge.type is RelationshipType.ENRICHES
 
 
+def test_a_yes_to_a_list_naming_a_complaint_of_its_own_is_that_complaint() -> None:
+    memories = run(
+        ("provider", "have you ever had symptoms like headaches , blurry vision , or weakness ?"),
+        ("patient", "actually yes , i have migraines when i'm having my period ."),
+    )
+    assert [m.subject for m in memories] == ["migraines"]
+    both = run(("provider", "any nausea or vomiting ?"), ("patient", "yes ."))
+    assert [m.subject for m in both] == ["nausea", "vomiting"]
+
+
 # -- medications -----------------------------------------------------------------------
 
 
