@@ -283,6 +283,7 @@ _SKIPPED = re.compile(
 )
 _ONLY_WHEN = re.compile(
     r"\b(?:only|just)\s+(?:\w+\s+)?(?:when|whenever|if)\b"
+    r"|\b(?:only|just)\s+(?:take|use|took|used)\b(?:\W+[\w']+){0,4}?\W+(?:when|whenever|if)\b"
     r"|\b(?:when|whenever|if)\s+(?:i|it|my \w+)\s+(?:\w+\s+)?(?:need|needs|feel|hurts?"
     r"|flares?|acts? up|gets? (?:bad|worse)|bothers? me)\b"
     r"|\bas needed\b|\bon (?:the )?bad days\b|\bonce in a while\b|\bnow and then\b"

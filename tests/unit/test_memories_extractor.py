@@ -206,6 +206,17 @@ def test_an_extra_dose_changes_the_dose_and_an_extra_blanket_does_not() -> None:
         assert found["furosemide"].attributes["behavior"] == behaviour, said
 
 
+def test_common_ways_of_saying_how_a_drug_is_taken() -> None:
+    for said, behaviour in (
+        ("i only take the metformin when my sugars are high .", "as_needed"),
+        ("i doubled up on the metformin .", "changed_dose"),
+        ("the pharmacy did n't have my metformin so i've been without it .", "ran_out"),
+        ("i take the metformin most days .", "missed_doses"),
+    ):
+        [memory] = by_type(run(("patient", said)), MemoryType.ADHERENCE)
+        assert behaviour in {memory.attributes["behavior"], memory.attributes.get("pattern")}, said
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
