@@ -239,6 +239,16 @@ def test_a_worried_question_is_a_concern_and_a_stated_wish_a_preference() -> Non
     assert preference.subject == "communication"
 
 
+def test_what_suits_the_patient_and_what_they_cannot_do_are_preferences() -> None:
+    for said, kind in (
+        ("Mornings work best for me.", "scheduling"),
+        ("I can't come on Tuesdays because of work.", "scheduling"),
+        ("I only speak Spanish, I need an interpreter.", "communication"),
+    ):
+        [preference] = by_type(run(("patient", said)), MemoryType.PREFERENCE)
+        assert preference.subject == kind, said
+
+
 def test_a_question_about_the_next_visit_is_logistics_not_a_concern() -> None:
     for asked in ("and when should i see you again ?", "Can I make that appointment today?"):
         assert by_type(run(("patient", asked)), MemoryType.CONCERN) == [], asked
