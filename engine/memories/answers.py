@@ -54,7 +54,9 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
         _wh_answer(turn, answer, last)
     if pol in {Polarity.YES, Polarity.NO} and not any(m.kind in MEDS for m, _ in answer.mentions):
         for question in turn.asked.questions:
-            if set(words(question.text)) & QUESTION_VERBS and not _finding(turn, question):
+            # "would you like to try a different medication?" / "yes": a choice, not adherence
+            offer = cues.has_any(question.text, turn.lex.offer_questions)
+            if set(words(question.text)) & QUESTION_VERBS and not (offer or _finding(turn, question)):
                 _med_answer(turn, answer, pol, question)
     _topic_answer(turn, pol)
 

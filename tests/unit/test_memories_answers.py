@@ -195,6 +195,14 @@ def test_no_to_taking_it_regularly_is_missed_doses_not_a_stop() -> None:
     assert memory.attributes["behavior"] == "missed_doses"
 
 
+def test_a_yes_to_an_offered_drug_is_a_choice_not_adherence() -> None:
+    memories = run(
+        ("provider", "would you like to try a different medication ?"),
+        ("patient", "yes , let's try that ."),
+    )
+    assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
+
+
 def test_no_to_earlier_use_or_to_a_drug_never_prescribed_is_not_adherence() -> None:
     before = run(
         ("provider", "i saw that dr. brown put you on buspar . have you been on that before ?"),
