@@ -161,7 +161,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     # "heart burn", "my heart is racing" are complaints, not the heart
     lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
-    found += symptoms + _inabilities(text, lex) + said
+    found += symptoms + _inabilities(text, lex) + said + _unfelt(tokens, lex)
     found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     found = [m for m in found if m.kind not in SYMPTOMISH or not _PROCEDURE.match(text[m.end :])]
@@ -445,6 +445,23 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                 if qj < pi and {t.text for t in tokens[qj:pi]} <= {"and", "or"}:
                     both = f"{singular_part(other)} {complaint}"
                     out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
+    return out
+
+
+# "i can't feel my toes", "she lost feeling in her left hand": numbness of that part
+_UNFELT = (("ca", "n't", "feel"), ("can't", "feel"), ("cannot", "feel"), ("lost", "feeling", "in"))
+
+
+def _unfelt(tokens: list[Token], lex: Lexicon) -> list[Mention]:
+    out = []
+    texts = [t.text for t in tokens]
+    for i, j, part in find_parts(tokens, lex):
+        # a determiner and a side between: "my", "her left"
+        for lead, gap in ((lead, gap) for lead in _UNFELT for gap in (1, 2)):
+            k = i - len(lead) - gap
+            if k >= 0 and tuple(texts[k : k + len(lead)]) == lead:
+                subject = f"{singular_part(part)} numbness"
+                out.append(Mention("body", tokens[k].start, tokens[j - 1].end, subject, subject))
     return out
 
 

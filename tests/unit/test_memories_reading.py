@@ -234,6 +234,12 @@ def test_common_lay_names_of_complaints() -> None:
     assert subjects("can you give me a quick run down of her history") == []
 
 
+def test_a_part_the_patient_cannot_feel_is_numb() -> None:
+    assert subjects("i ca n't feel my left hand at all") == ["hand numbness"]
+    assert subjects("she lost feeling in her toes") == ["toe numbness"]
+    assert subjects("i can't feel a difference") == []
+
+
 def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
     assert subjects("my pelvis hurts") == ["pelvis pain"]
 
