@@ -75,7 +75,8 @@ _CHANGED_MIND = re.compile(r"\W*(?:\w+\W+){0,2}(?:yes|yeah|yep|i do(?!\s*(?:n'?t
 # quiet now, which the guideline treats as control, not resolution.
 _GONE = re.compile(
     r"\b(gone(?! (?:down|up))|go away|went away|goes away|no longer|any ?more|used to|resolved"
-    r"|cleared up|disappeared|have n't felt|haven't felt|have not felt)\b"
+    r"|cleared up|disappeared|have n't felt|haven't felt|have not felt"
+    r"|(?:had|did have)(?: [\w']+){1,4} until)\b"  # "i did have heavy periods until ..."
 )
 _QUIET = re.compile(
     r"\b(have n't had|haven't had|have not had|not having"
