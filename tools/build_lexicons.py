@@ -102,6 +102,7 @@ AMBIGUOUS_SINGLE_WORDS = {
     "cancer",
     "stroke",
     "aspiration",
+    "shock",
 }
 _BAD = re.compile(r"[\d()\[\],;:/]|\bnos\b|\bunspecified\b|\bother\b|\bwithout\b|\bnewborn\b")
 _QUALIFIERS = re.compile(r",?\s*(unspecified|not elsewhere classified|nos)$")

@@ -242,6 +242,10 @@ def test_a_part_the_patient_cannot_feel_is_numb() -> None:
     assert subjects("i can't feel a difference") == []
 
 
+def test_being_shocked_is_no_circulatory_shock() -> None:
+    assert subjects("it was sudden , everyone was shocked .") == []
+
+
 def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
     assert subjects("my pelvis hurts") == ["pelvis pain"]
 
