@@ -56,7 +56,9 @@ def read_answer(turn: Turn, answer: Sentence, pol: Polarity) -> None:
         for question in turn.asked.questions:
             # "would you like to try a different medication?" / "yes": a choice, not adherence
             offer = cues.has_any(question.text, turn.lex.offer_questions)
-            if set(words(question.text)) & QUESTION_VERBS and not (offer or _finding(turn, question)):
+            if set(words(question.text)) & QUESTION_VERBS and not (
+                offer or _finding(turn, question)
+            ):
                 _med_answer(turn, answer, pol, question)
     _topic_answer(turn, pol)
 

@@ -154,6 +154,16 @@ def pipeline() -> Any:
         max_scope=4,
         terminated_by={"CLAUSE"},
     )
+    # Whether anyone has it asks about others ("what about diabetes , does anyone have
+    # that?", "does anybody else at home have a cough?"), never the patient
+    anyone = ConTextRule(
+        "anyone else",
+        "FAMILY",
+        pattern=r"\b(?:does|did|has|have|do) (?:any|some)(?:one|body)(?: else)?\b"
+        r"|\bis there (?:any|some)(?:one|body)\b",
+        direction="BIDIRECTIONAL",
+        max_scope=8,
+    )
     # What is screened or tested for is a possibility looked into, not what the patient
     # has: "i'm here for a breast cancer screening", "they checked me for diabetes"
     looked_for = [
@@ -177,7 +187,9 @@ def pipeline() -> Any:
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}
-    context.add([clause, *quantities, *relayed, plan, denial, runs, died, then, never, *looked_for])
+    context.add(
+        [clause, *quantities, *relayed, plan, denial, runs, died, then, never, anyone, *looked_for]
+    )
     return nlp
 
 

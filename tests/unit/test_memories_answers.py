@@ -272,6 +272,14 @@ def test_someone_elses_condition_is_not_the_patients() -> None:
     assert of_type(memories, MemoryType.SYMPTOM) == []
 
 
+def test_whether_anyone_has_it_asks_about_others() -> None:
+    for asked in (
+        "what about diabetes , does anyone have that ?",
+        "does anybody else at home have a cough ?",
+    ):
+        assert run(("provider", asked), ("patient", "yes .")) == [], asked
+
+
 def test_what_runs_in_the_family_is_not_the_patients() -> None:
     memories = run(
         ("provider", "so you went to the dermatologist to get it checked out ?"),
