@@ -71,6 +71,12 @@ _I_TAKE = re.compile(
 MAX_PER_SENTENCE = 4
 
 
+def key(m: Mention) -> tuple[str, ...]:
+    """What one adherence memory is about: the drug, however it was said ("antibiotic" and
+    "antibiotics" are one class)."""
+    return ("adherence", *(m.drugs or (m.subject,)))
+
+
 def specific(m: Mention) -> bool:
     """A drug, or a phrase that says which medication ("water pill", "antiretrovirals")."""
     return bool(m.drugs or m.class_drugs or product_words(m.subject))
@@ -192,7 +198,7 @@ def add_candidate(turn: Turn, sentence: Sentence, m: Mention, first: bool, via: 
     attrs["details"] = detail if behaviour != "as_prescribed" or "effect" in detail else []
     said = turn.clause(sentence, _anchor(turn, sentence, m))
     turn.add(
-        ("adherence", m.subject),
+        key(m),
         "adherence",
         m.subject,
         sentence.text,

@@ -10,7 +10,7 @@
 import re
 
 from engine.memories import cues
-from engine.memories.adherence import QUESTION_VERBS, resolve, specific
+from engine.memories.adherence import QUESTION_VERBS, key, resolve, specific
 from engine.memories.context import Assertion
 from engine.memories.cues import Polarity
 from engine.memories.entities import content_words
@@ -230,7 +230,7 @@ def _med_answer(turn: Turn, answer: Sentence, pol: Polarity, question: Sentence)
             if (skip or behaviour == "never_started") and not turn.on_record(m):
                 continue  # "ever tried clindamycin?" / "no": nothing to adhere to
             turn.add(
-                ("adherence", m.subject),
+                key(m),
                 "adherence",
                 m.subject,
                 answer.text,

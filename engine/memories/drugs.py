@@ -156,11 +156,13 @@ def _entry(text: str) -> dict[str, Any] | None:
     return None
 
 
-def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
-    """(first token, last token + 1, generic name) of each drug among lower-case tokens."""
+def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str, bool]]:
+    """(first token, last token + 1, generic name, whether it names a class) of each drug
+    among lower-case tokens: "statin" is MeSH's "hydroxymethylglutaryl-coa reductase
+    inhibitors", a pharmacologic action, not one drug."""
     if not tokens:
         return []
-    found: list[tuple[int, int, str]] = []
+    found: list[tuple[int, int, str, bool]] = []
     for data, start, end in finder()(list(tokens)):
         matched = str(data.get("matching_string", "")).lower()
         if matched in _NOT_DRUGS or len(matched) < 4:
@@ -169,11 +171,21 @@ def find_in_tokens(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
         if name in _DOSAGE_FORMS:
             continue
         name = canonical(name, data)
-        found.append((start, end, _SAME_AS.get(name, name)))
+        found.append((start, end, _SAME_AS.get(name, name), _pharmacologic_action(data)))
     return sorted(found)
+
+
+# MeSH tree D27.505: Pharmacologic Actions ("Anti-Bacterial Agents"), where the
+# dictionary's drug classes sit; a drug has a place among the chemicals as well
+_ACTIONS = "D27.505"
+
+
+def _pharmacologic_action(entry: dict[str, Any]) -> bool:
+    trees = re.findall(r"[A-Z]\d{2}(?:\.\d{3})*", str(entry.get("mesh_tree") or ""))
+    return bool(trees) and all(t.startswith(_ACTIONS) for t in trees)
 
 
 @lru_cache(maxsize=4096)
 def generic_names(text: str) -> frozenset[str]:
     """Generic names of the drugs a medication label mentions ("Norvasc 10 mg" → amlodipine)."""
-    return frozenset(name for _, _, name in find_in_tokens(_WORD.findall(text.lower())))
+    return frozenset(name for _, _, name, _ in find_in_tokens(_WORD.findall(text.lower())))

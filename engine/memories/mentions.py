@@ -504,14 +504,14 @@ def _crosses_sentence(tokens: list[Token], lo: int, hi: int) -> bool:
 
 def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     out = []
-    for i, j, name in find_in_tokens([t.text for t in tokens]):
+    for i, j, name, action in find_in_tokens([t.text for t in tokens]):
         surface = " ".join(t.text for t in tokens[i:j])
         out.append(
             Mention(
                 "drug",
                 tokens[i].start,
                 tokens[j - 1].end,
-                name,
+                surface if action else name,  # a class as said: "statins", not MeSH's name
                 surface,
                 drugs=(name,),
                 class_drugs=class_drugs(surface, lex),

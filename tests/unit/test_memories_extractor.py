@@ -217,6 +217,18 @@ def test_common_ways_of_saying_how_a_drug_is_taken() -> None:
         assert behaviour in {memory.attributes["behavior"], memory.attributes.get("pattern")}, said
 
 
+def test_a_drug_class_is_named_as_the_patient_says_it_and_is_one_memory() -> None:
+    memories = run(
+        ("patient", "i'm still taking the antibiotics ."),
+        ("patient", "i take that antibiotic every morning ."),
+        ("patient", "i take a statin ."),
+    )
+    assert sorted(m.subject for m in by_type(memories, MemoryType.ADHERENCE)) == [
+        "antibiotics",
+        "statin",
+    ]  # not MeSH's "anti-bacterial agents" and "hydroxymethylglutaryl-coa reductase ..."
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
