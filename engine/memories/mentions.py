@@ -517,7 +517,11 @@ def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
                 class_drugs=class_drugs(surface, lex),
             )
         )
-    for i, j, noun in lex.med_nouns.find(tokens, plurals=True):
+    nouns = lex.med_nouns.find(tokens, plurals=True)
+    named = {m.start for m in out} | {tokens[i].start for i, _, _ in nouns}
+    for i, j, noun in nouns:
+        if _of_a_named_drug(tokens, j, named):
+            continue  # "two tablets of tylenol" is the tylenol
         lo = i
         while lo > 0 and i - lo < 3 and tokens[lo - 1].text not in _MODIFIER_STOP:
             lo -= 1
@@ -533,6 +537,14 @@ def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             )
         )
     return out
+
+
+def _of_a_named_drug(tokens: list[Token], j: int, named: set[int]) -> bool:
+    """Token `j` starts "of [the|my] <drug>"."""
+    if j >= len(tokens) or tokens[j].text != "of":
+        return False
+    k = j + 1 + (j + 1 < len(tokens) and tokens[j + 1].text in {"the", "my", "that", "this"})
+    return k < len(tokens) and tokens[k].start in named
 
 
 def class_drugs(phrase: str, lex: Lexicon) -> tuple[str, ...]:

@@ -229,6 +229,11 @@ def test_a_drug_class_is_named_as_the_patient_says_it_and_is_one_memory() -> Non
     ]  # not MeSH's "anti-bacterial agents" and "hydroxymethylglutaryl-coa reductase ..."
 
 
+def test_tablets_of_a_named_drug_are_that_drug() -> None:
+    memories = run(("patient", "i take two tablets of tylenol ."))
+    assert [m.subject for m in by_type(memories, MemoryType.ADHERENCE)] == ["acetaminophen"]
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
