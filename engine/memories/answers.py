@@ -125,7 +125,7 @@ def _symptom_answer(
         return  # "any other pain?" / "sometimes i have back pain": the reply's own
     if said:
         present = not said[0][1].negated
-    if not present and not turn.related(subject):
+    if not present and not turn.related(subject, f"{question.text} {answer.text}"):
         return
     turn.covered.add(subject)
     details = cues.details(answer.text) if _says_more(answer) else []

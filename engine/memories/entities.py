@@ -160,6 +160,31 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
     return None
 
 
+_SIDES = ("left", "right")
+
+
+def side(text: str, subject: str) -> str | None:
+    """The one side the text gives the body part of a symptom subject ("my left knee
+    does n't really hurt" → left for "knee pain"); None for no side, or both."""
+    part = words(subject)[:-1]
+    if not part:
+        return None
+    said = {
+        m.group(1)
+        for m in re.finditer(rf"\b(left|right)(?: \w+)? {re.escape(part[-1])}", text.lower())
+    }
+    return said.pop() if len(said) == 1 else None
+
+
+def other_side(side: str | None, label: str) -> bool:
+    """The condition is recorded on the other side only: a left knee is not the "Right
+    knee injury"."""
+    if side is None:
+        return False
+    named = {w for w in words(label) if w in _SIDES or w in {"bilateral", "both"}}
+    return bool(named) and side not in named and not named & {"bilateral", "both"}
+
+
 def _kin(mine: str, theirs: str) -> bool:
     """One word, or a form derived from it: "hypertension" and "hypertensive", "anemia"
     and "anemic" (Snowball stems, or one stem and at most two letters more); "heart" is

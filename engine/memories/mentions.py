@@ -474,7 +474,10 @@ def _denied_verb(between: list[Token]) -> bool:
     "has n't been", "does n't really" ("my knee , not my ankle , hurts" denies the ankle)."""
     texts = [t.text for t in between]
     for k, word in enumerate(texts):
-        if word in _NEGATORS and (k == 0 or texts[k - 1] in _AUXILIARIES or word == "never"):
+        contracted = word.endswith("n't") and word[:-3] in _AUXILIARIES  # "doesn't"
+        if contracted or (
+            word in _NEGATORS and (k == 0 or texts[k - 1] in _AUXILIARIES or word == "never")
+        ):
             return set(texts[k + 1 :]) <= {"really", "been", "even", "ever", "actually"}
     return False
 

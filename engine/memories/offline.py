@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.64.0"
+    version = "1.65.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -158,7 +158,7 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
             continue
         subject = turn.with_part(m, turn.text[: m.start])
         present = not (a.negated or absent)
-        if not present and not turn.related(subject):
+        if not present and not turn.related(subject, sentence.text):
             continue
         turn.covered.add(subject)
         attrs = {

@@ -33,6 +33,7 @@ from engine.memories.entities import (
     ConditionView,
     condition_views,
     medication_generics,
+    other_side,
     product_words,
     same_condition,
 )
@@ -46,7 +47,7 @@ from engine.memories.regimen import (
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.9.0"
+INFERENCE = "offline-inference 2.10.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
@@ -148,7 +149,12 @@ def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
 
 
 def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Relationship]:
-    matches = [(v, how) for v in conditions if (how := same_condition(memory.subject, v))]
+    part_side = memory.attributes.get("side")
+    matches = [
+        (v, how)
+        for v in conditions
+        if (how := same_condition(memory.subject, v)) and not other_side(part_side, v.fact.label)
+    ]
     if any(how == "name" for _, how in matches):
         # "shortness of breath" with shortness of breath on file is that entry's, not
         # also a manifestation of the heart failure on file

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.memories.confidence import CEILING, REPEAT_GAIN, memory_confidence
 from engine.memories.drugs import ingredients
-from engine.memories.entities import ConditionView, same_condition
+from engine.memories.entities import ConditionView, other_side, same_condition, side
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.lexicon import Lexicon
@@ -102,9 +102,14 @@ class Turn:
     def text(self) -> str:
         return self.message.text
 
-    def related(self, subject: str) -> bool:
-        """Whether a symptom subject bears on a condition in the record."""
-        return bool(self.conditions_of(subject))
+    def related(self, subject: str, said: str = "") -> bool:
+        """Whether a symptom subject, as `said` (its side), bears on a condition in the
+        record."""
+        part_side = side(said, subject)
+        return any(
+            same_condition(subject, v) and not other_side(part_side, v.fact.label)
+            for v in self.views
+        )
 
     def conditions_of(self, subject: str) -> frozenset[str]:
         """The record conditions (fact keys) a symptom subject bears on."""
@@ -163,6 +168,8 @@ class Turn:
         attributes: dict[str, Any],
     ) -> None:
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
+        if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
+            attributes["side"] = part_side
         inferred = bool(attributes.get("class_drugs")) and not attributes.get("drugs")
         confidence = memory_confidence(str(attributes.get("via", "")), own, inferred)
         self.out.add(

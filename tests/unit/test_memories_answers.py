@@ -430,11 +430,21 @@ def test_a_part_that_does_not_hurt_is_no_pain_there() -> None:
         "my knee does not hurt .",
         "my knee does n't really hurt anymore .",
         "my knee has not been bothering me .",
+        "my knee doesn't hurt.",
     ):
         [knee] = run(("patient", said), facts=(stopped,))
         assert knee.attributes["present"] is False, said
     [hurts] = run(("patient", "my knee hurts ."), facts=(stopped,))
     assert hurts.attributes["present"] is True
+
+
+def test_a_part_on_the_other_side_is_not_the_recorded_one() -> None:
+    right = condition("condition:text:right-knee-injury", "Right knee injury", ref="Condition/r")
+    assert run(("patient", "yeah my left knee does n't really hurt ."), facts=(right,)) == []
+    [left] = run(("patient", "my left knee hurts ."), facts=(right,))
+    assert left.attributes["side"] == "left" and relate([left], [right]) == []
+    [same] = run(("patient", "my right knee hurts ."), facts=(right,))
+    assert [e.type for e in relate([same], [right])] == [RelationshipType.ENRICHES]
 
 
 def test_a_reply_naming_what_was_asked_in_its_own_words_is_one_memory() -> None:
