@@ -75,12 +75,15 @@ _CHANGED_MIND = re.compile(r"\W*(?:\w+\W+){0,2}(?:yes|yeah|yep|i do(?!\s*(?:n'?t
 # quiet now, which the guideline treats as control, not resolution.
 _GONE = re.compile(
     r"\b(gone(?! (?:down|up))|go away|went away|goes away|no longer|any ?more|used to|resolved"
-    r"|cleared up|disappeared|have n't felt|haven't felt|have not felt"
+    r"|cleared up|disappeared|have n't felt|haven't felt|have not felt|no more(?! than)"
     r"|(?:had|did have)(?: [\w']+){1,4} until)\b"  # "i did have heavy periods until ..."
 )
 _QUIET = re.compile(
     r"\b(have n't had|haven't had|have not had|not having"
-    r"|no problems?|no issues?|no trouble)\b"
+    r"|no problems?|no issues?|no trouble"
+    # "the gout has n't bothered me since last spring"
+    r"|(?:has|have)\s*(?:n't|not)\s+(?:been\s+)?"
+    r"(?:bother(?:ed|ing)|flared|acted up|been a problem))\b"
 )
 _IMPROVING = re.compile(
     r"\b(better|improv\w*|less|not as (?:much|bad|often|many|severe|frequent|strong|high)"
