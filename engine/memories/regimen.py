@@ -25,6 +25,8 @@ _TIMES = re.compile(
     r"(?:a|per|each|every)?\s*(day|daily|night|week|weekly|month)\b"
 )
 _HOURS = re.compile(r"\bevery (\d+)(?:\s*(?:to|-)\s*\d+)? hours\b")
+# "i take one metformin a day", "just 1 a day": one dose a day
+_ONE_A_DAY = re.compile(r"\b1 (?:[a-z]+ ){0,2}?(?:a|per|each) day\b")
 _TWO_MEALS = re.compile(
     r"\b(?:breakfast and (?:with )?(?:my )?(?:dinner|supper)|morning and (?:at )?night"
     r"|morning and (?:in the )?evening)\b"
@@ -47,6 +49,8 @@ def frequencies(text: str) -> set[float]:
         found.add(2.0)
     if re.search(r"\b(weekly|once a week|every week)\b", text):
         found.add(1 / 7)
+    if _ONE_A_DAY.search(text):
+        found.add(1.0)
     if "every other day" in text:
         found.add(0.5)
     return found

@@ -30,6 +30,8 @@ def test_doses_per_day_from_explicit_words_only() -> None:
     assert frequencies("every 6 hours") == {4}
     assert frequencies("with my breakfast and with my dinner") == {2}
     assert frequencies("i take it every day") == set()
+    assert frequencies("i take one metformin a day") == {1}
+    assert frequencies("i drink one cup of coffee a day") == set()
 
 
 def test_a_spoken_dose_in_words_is_compared_with_the_order() -> None:
