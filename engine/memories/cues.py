@@ -279,6 +279,11 @@ _NOT_FOR_LONG = re.compile(
     r"(?:weeks|months|years|a while|a long time|ages)\b"
     r"|\bsince (?:i|she|he|they|we) last (?:took|used|filled)\b"
 )
+# "he won't take the inhaler", "she refuses to use it"; not "i won't take more than two"
+_REFUSES = re.compile(
+    r"\b(?:won't|wo n't|will not|refuses? to|refused to)\s+(?:take|use)\b"
+    r"(?!\s+(?:more|over|too|any more|extra)\b)"
+)
 _SKIPPED = re.compile(
     r"\b(?:did|have|has)\s*(?:n't|not)\s+(?:\w+ )?(?:take|taken|took|had|use|used)\b"
     r"(?:\W+[\w']+){0,4}?\W+(?:this morning|today|tonight|last night|yesterday)\b"
@@ -479,6 +484,7 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
         ("never_started", _NEVER_GOT),
         ("stopped", _NOT_ANYMORE),
         ("stopped", _NOT_FOR_LONG),
+        ("stopped", _REFUSES),
         ("missed_doses", _SKIPPED),
         ("as_needed", _ONLY_WHEN),
     ):

@@ -212,6 +212,8 @@ def test_common_ways_of_saying_how_a_drug_is_taken() -> None:
         ("i doubled up on the metformin .", "changed_dose"),
         ("the pharmacy did n't have my metformin so i've been without it .", "ran_out"),
         ("i take the metformin most days .", "missed_doses"),
+        ("he wo n't take the metformin , he hates it .", "stopped"),
+        ("i will not take more than one metformin .", "as_prescribed"),
     ):
         [memory] = by_type(run(("patient", said)), MemoryType.ADHERENCE)
         assert behaviour in {memory.attributes["behavior"], memory.attributes.get("pattern")}, said
