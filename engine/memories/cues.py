@@ -434,6 +434,21 @@ def of_a_death(text: str) -> bool:
     return bool(_DEATH.search(text.lower()))
 
 
+_RELATIVES = (
+    r"(?:son|daughter|child|kid|baby|boy|girl|mother|mom|mum|father|dad|husband|wife|partner"
+    r"|grandson|granddaughter|grandmother|grandma|grandfather|grandpa)"
+)
+_OWN_RELATIVE = re.compile(rf"\bmy {_RELATIVES}\b")
+_THEIR_RELATIVE = re.compile(rf"\b(?:his|her|their) {_RELATIVES}\b")
+
+
+def of_own_relative(sentence: str) -> bool:
+    """The sentence speaks of "my son" (and of no "her brother"): said by a caregiver, the
+    patient."""
+    low = sentence.lower()
+    return bool(_OWN_RELATIVE.search(low)) and not _THEIR_RELATIVE.search(low)
+
+
 def of_third_person(sentence: str) -> bool:
     """The sentence is about "he", "she" or "they" ("he had pancreatitis")."""
     return bool(_THIRD_PERSON.match(sentence.lower()))

@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.67.0"
+    version = "1.68.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -126,6 +126,15 @@ def _read_turn(turn: Turn) -> None:
         first = turn.parsed[0]
         others = [(m, replace(a, family=True)) for m, a in first.mentions]
         turn.parsed[0] = replace(first, mentions=others)
+    # a caregiver's "my son" is the patient they speak for ("my son has had a fever since
+    # tuesday"), where "her brother" is still the patient's family
+    if turn.message.role is Role.CAREGIVER:
+        turn.parsed = [
+            replace(s, mentions=[(m, replace(a, family=False)) for m, a in s.mentions])
+            if cues.of_own_relative(s.text)
+            else s
+            for s in turn.parsed
+        ]
     # the reply's first sentence, after any false start ("um , uh , it ... i think i do .")
     answer = next((s for s in turn.parsed if not cues.false_start(s.text)), None)
     pol = cues.polarity(answer.text) if answer else Polarity.NONE

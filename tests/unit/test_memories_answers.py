@@ -280,6 +280,13 @@ def test_whether_anyone_has_it_asks_about_others() -> None:
         assert run(("provider", asked), ("patient", "yes .")) == [], asked
 
 
+def test_a_caregivers_own_child_is_the_patient_and_their_relative_is_family() -> None:
+    [fever] = run(("caregiver", "my son has had a fever since tuesday ."))
+    assert fever.subject == "fever" and fever.speaker == "caregiver"
+    assert run(("caregiver", "her brother has asthma too .")) == []
+    assert run(("patient", "my son has had a fever since tuesday .")) == []
+
+
 def test_what_runs_in_the_family_is_not_the_patients() -> None:
     memories = run(
         ("provider", "so you went to the dermatologist to get it checked out ?"),
