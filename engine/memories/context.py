@@ -114,9 +114,9 @@ def pipeline() -> Any:
     runs = ConTextRule(
         "it runs in the family",
         "FAMILY",
-        pattern=r"\b(?:does |do |did )?(?:runs?|ran) in (?:my|the|our|his|her) family\b",
+        pattern=r"\b(?:does |do |did )?(?:runs?|ran) in (?:my|the|our|his|her|your) family\b",
         direction="BACKWARD",
-        max_scope=1,
+        max_scope=2,  # "do migraines usually run in your family?"
     )
     # The patient is alive: what someone "passed away" or died of is theirs ("she actually
     # passed away due to a brain aneurysm"), not a patient's near miss ("i almost died")

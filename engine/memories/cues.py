@@ -449,6 +449,25 @@ def of_own_relative(sentence: str) -> bool:
     return bool(_OWN_RELATIVE.search(low)) and not _THEIR_RELATIVE.search(low)
 
 
+_FAMILY_QUESTION = re.compile(
+    r"\b(?:in (?:the|your) family|family (?:medical )?history|runs? in (?:the|your) family"
+    r"|running in (?:the|your) family)\b"
+)
+
+
+_OWN = re.compile(r"\bi(?:'ve|'m| have| had| get| got| am)\b")
+
+
+def own_before(text: str) -> bool:
+    """The words say what the speaker has ("no , but i have had some chest pain")."""
+    return bool(_OWN.search(text.lower()))
+
+
+def asks_family(question: str) -> bool:
+    """ "Any medical diseases in the family?": the reply is about the family."""
+    return bool(_FAMILY_QUESTION.search(question.lower()))
+
+
 def of_third_person(sentence: str) -> bool:
     """The sentence is about "he", "she" or "they" ("he had pancreatitis")."""
     return bool(_THIRD_PERSON.match(sentence.lower()))

@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.68.0"
+    version = "1.69.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -115,16 +115,23 @@ def _body_parts(text: str, lex: Lexicon) -> list[str]:
 def _read_turn(turn: Turn) -> None:
     # "how did your brother pass away?" / "he had pancreatitis": what the one who died had
     # is theirs ("what about your mother?" / "she died at seventy four , she had ...")
-    if (
-        turn.parsed
-        and cues.of_third_person(turn.parsed[0].text)
-        and (
-            cues.of_a_death(turn.parsed[0].text)
-            or (turn.asked and cues.of_a_death(turn.asked.message.text))
+    # "any medical diseases in the family?" / "yeah , mainly heart issues": the family's
+    family_asked = turn.asked is not None and cues.asks_family(turn.asked.message.text)
+    if turn.parsed and (
+        family_asked
+        or (
+            cues.of_third_person(turn.parsed[0].text)
+            and (
+                cues.of_a_death(turn.parsed[0].text)
+                or (turn.asked and cues.of_a_death(turn.asked.message.text))
+            )
         )
     ):
         first = turn.parsed[0]
-        others = [(m, replace(a, family=True)) for m, a in first.mentions]
+        others = [
+            (m, a if cues.own_before(turn.text[first.start : m.start]) else replace(a, family=True))
+            for m, a in first.mentions
+        ]
         turn.parsed[0] = replace(first, mentions=others)
     # a caregiver's "my son" is the patient they speak for ("my son has had a fever since
     # tuesday"), where "her brother" is still the patient's family

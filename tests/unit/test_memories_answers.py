@@ -287,6 +287,19 @@ def test_a_caregivers_own_child_is_the_patient_and_their_relative_is_family() ->
     assert run(("patient", "my son has had a fever since tuesday .")) == []
 
 
+def test_a_reply_about_the_family_history_is_the_familys() -> None:
+    for asked, said in (
+        ("any medical diseases in the family ?", "yeah , mainly heart issues ."),
+        ("do migraines usually run in your family ?", "they do ."),
+    ):
+        assert run(("provider", asked), ("patient", said)) == [], asked
+    [own] = run(
+        ("provider", "any family history of cancer ?"),
+        ("patient", "no , but i have had some chest pain lately ."),
+    )
+    assert own.subject == "chest pain"
+
+
 def test_what_runs_in_the_family_is_not_the_patients() -> None:
     memories = run(
         ("provider", "so you went to the dermatologist to get it checked out ?"),
