@@ -34,6 +34,10 @@ _OTHER_PERSON = re.compile(
     re.IGNORECASE,
 )
 _OWN_CLAUSE = re.compile(r"\bi\b", re.IGNORECASE)
+_TAKEN_FOR = re.compile(
+    r"\b(?:take|taking|took|tried|try|use|using|used)\s+(?:anything|something)"
+    r"(?:\s+\w+)?\s+for\s+(?:the\s+|your\s+|my\s+|that\s+)?$"
+)
 # A question that points back ("is that helping", "one of these episodes") is about what
 # the few words before it named ("they gave you a water pill and is that helping").
 LEAD_IN_WORDS = 10
@@ -62,6 +66,8 @@ class Sentence:
         rest = tokenize(self.text[m.end - self.start :])[:2]
         if any(t.text in lex.med_nouns for t in rest):
             return True
+        if _TAKEN_FOR.search(self.text[: m.start - self.start].lower()):
+            return True  # "are you taking anything for pain?" asks about a treatment
         if not (rest and rest[0].text == "to" and ALLERGY.search(m.canonical or m.subject)):
             return False
         after = m.end + rest[0].end  # "allergic to| penicillin"

@@ -203,6 +203,14 @@ def test_a_yes_to_an_offered_drug_is_a_choice_not_adherence() -> None:
     assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
 
 
+def test_a_yes_to_taking_anything_for_a_complaint_is_about_the_treatment() -> None:
+    memories = run(
+        ("provider", "okay and are you taking anything for pain ?"),
+        ("patient", "ah yes , i am taking lyrica ."),
+    )
+    assert [(m.type, m.subject) for m in memories] == [(MemoryType.ADHERENCE, "pregabalin")]
+
+
 def test_no_to_earlier_use_or_to_a_drug_never_prescribed_is_not_adherence() -> None:
     before = run(
         ("provider", "i saw that dr. brown put you on buspar . have you been on that before ?"),
