@@ -296,6 +296,7 @@ _ONLY_WHEN = re.compile(
     r"|\b(?:when|whenever|if)\s+(?:i|it|my \w+)\s+(?:\w+\s+)?(?:need|needs|feel|hurts?"
     r"|flares?|acts? up|gets? (?:bad|worse)|bothers? me)\b"
     r"|\bas needed\b|\bon (?:the )?bad days\b|\bonce in a while\b|\bnow and then\b"
+    r"|\bsometimes (?:take|takes|use|uses|took|used)\b"  # "i'll sometimes take allegra"
 )
 
 

@@ -209,6 +209,7 @@ def test_an_extra_dose_changes_the_dose_and_an_extra_blanket_does_not() -> None:
 def test_common_ways_of_saying_how_a_drug_is_taken() -> None:
     for said, behaviour in (
         ("i only take the metformin when my sugars are high .", "as_needed"),
+        ("i'll sometimes take the metformin .", "as_needed"),
         ("i doubled up on the metformin .", "changed_dose"),
         ("the pharmacy did n't have my metformin so i've been without it .", "ran_out"),
         ("i take the metformin most days .", "missed_doses"),
