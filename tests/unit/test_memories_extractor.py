@@ -269,6 +269,13 @@ def test_what_suits_the_patient_and_what_they_cannot_do_are_preferences() -> Non
         assert preference.subject == kind, said
 
 
+def test_rather_than_is_a_preference_only_of_care_or_contact() -> None:
+    said = "i am assuming it was mostly from the old age rather than any nerve problem ."
+    assert by_type(run(("patient", said)), MemoryType.PREFERENCE) == []
+    [care] = by_type(run(("patient", "pills rather than shots , please .")), MemoryType.PREFERENCE)
+    assert care.subject == "care"
+
+
 def test_a_question_about_the_next_visit_is_logistics_not_a_concern() -> None:
     for asked in ("and when should i see you again ?", "Can I make that appointment today?"):
         assert by_type(run(("patient", asked)), MemoryType.CONCERN) == [], asked
