@@ -176,13 +176,13 @@ def side(text: str, subject: str) -> str | None:
     return said.pop() if len(said) == 1 else None
 
 
-def other_side(side: str | None, label: str) -> bool:
+def other_side(part_side: str | None, label: str) -> bool:
     """The condition is recorded on the other side only: a left knee is not the "Right
     knee injury"."""
-    if side is None:
+    if part_side is None:
         return False
     named = {w for w in words(label) if w in _SIDES or w in {"bilateral", "both"}}
-    return bool(named) and side not in named and not named & {"bilateral", "both"}
+    return bool(named) and part_side not in named and not named & {"bilateral", "both"}
 
 
 def _kin(mine: str, theirs: str) -> bool:

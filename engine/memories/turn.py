@@ -102,7 +102,7 @@ class Turn:
     def text(self) -> str:
         return self.message.text
 
-    def related(self, subject: str, said: str = "") -> bool:
+    def related(self, subject: str, said: str) -> bool:
         """Whether a symptom subject, as `said` (its side), bears on a condition in the
         record."""
         part_side = side(said, subject)
