@@ -33,7 +33,6 @@ _OTHER_PERSON = re.compile(
     r"(has|had|have|does have|did have|got|is|was)\b",
     re.IGNORECASE,
 )
-_OWN_CLAUSE = re.compile(r"\bi\b", re.IGNORECASE)
 _TAKEN_FOR = re.compile(
     r"\b(?:take|taking|took|tried|try|use|using|used)\s+(?:anything|something)"
     r"(?:\s+\w+)?\s+for\s+(?:the\s+|your\s+|my\s+|that\s+)?$"
@@ -263,6 +262,6 @@ def _someone_else(text: str, spans: list[tuple[int, int]], m: Mention, a: Assert
     other = None if a.family else _OTHER_PERSON.search(text[start : m.start])
     # "my friend who was visiting had to help me ... and now i'm still limping": the
     # patient's own clause after it is theirs again
-    if other is None or _OWN_CLAUSE.search(text[start + other.end() : m.start]):
+    if other is None or cues.own_before(text[start + other.end() : m.start]):
         return a
     return replace(a, family=True)

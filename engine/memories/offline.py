@@ -113,20 +113,7 @@ def _body_parts(text: str, lex: Lexicon) -> list[str]:
 
 
 def _read_turn(turn: Turn) -> None:
-    # "how did your brother pass away?" / "he had pancreatitis": what the one who died had
-    # is theirs ("what about your mother?" / "she died at seventy four , she had ...")
-    # "any medical diseases in the family?" / "yeah , mainly heart issues": the family's
-    family_asked = turn.asked is not None and cues.asks_family(turn.asked.message.text)
-    if turn.parsed and (
-        family_asked
-        or (
-            cues.of_third_person(turn.parsed[0].text)
-            and (
-                cues.of_a_death(turn.parsed[0].text)
-                or (turn.asked and cues.of_a_death(turn.asked.message.text))
-            )
-        )
-    ):
+    if turn.parsed and _of_others(turn):
         first = turn.parsed[0]
         others = [
             (m, a if cues.own_before(turn.text[first.start : m.start]) else replace(a, family=True))
@@ -154,6 +141,20 @@ def _read_turn(turn: Turn) -> None:
         read_answer(turn, answer, pol)
     elif answer and turn.asked:
         read_confirmation(turn, answer, pol)
+
+
+def _of_others(turn: Turn) -> bool:
+    """The reply opens about someone else's illness, but for what the patient says they
+    have: the family's history ("any medical diseases in the family?" / "yeah , mainly
+    heart issues"), or what the one who died had ("how did your brother pass away?" / "he
+    had pancreatitis"; "what about your mother?" / "she died at seventy four , she had
+    ..."; a relative asked about without a death may be the patient a caregiver speaks
+    of)."""
+    asked = turn.asked.message.text if turn.asked else ""
+    first = turn.parsed[0].text
+    if cues.asks_family(asked):
+        return True
+    return cues.of_third_person(first) and (cues.of_a_death(first) or cues.of_a_death(asked))
 
 
 def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
