@@ -37,7 +37,9 @@ _YES = re.compile(
     r"|(?:that|it)(?:'s| is| would be) a (?:yes|positive)\b|i would say (?:so|yes)"
     r"|(?:just |only )?a (?:little|bit|little bit|tad)(?=\s*(?:[.,!]|$))|slightly(?=\s*(?:[.,!]|$))"
     r"|(?:sometimes|occasionally|(?:every )?once in a while|at times|on and off|off and on"
-    r"|(?:every )?now and then|once or twice|a couple (?:of )?times)\b"
+    r"|(?:every )?now and then|once or twice|a couple (?:of )?times|all the time|constantly"
+    r"|(?:only|just) (?:when|if|at|in|after|with|during)"
+    r"|(?:just |only )?a (?:little|bit|little bit) (?:in|at|when|after|during))\b"
     r"|(?:i think |i believe )?(?:it|that|they) " + _ADVERB + r"(?:is|does|has|did|was|do|are|have)"
     r"(?=\s*(?:[.,!]|$)))"
 )
@@ -60,6 +62,7 @@ _LESS = re.compile(
 )
 _GOOD = re.compile(r"\b(good|great|fine|better|well|excellent|perfect|alright|all right)\b")
 _BAD = re.compile(r"\b(worse|bad|terrible|awful|horrible)\b")
+_NOT_BEFORE = re.compile(r"\b(?:not|n't|never)\s+(?:\w+\s+)?$")
 _UNSURE = re.compile(
     _FILLER + r"(i do n't know|i don't know|i do not know|i'm not sure|i am not sure|not sure"
     r"|i guess|maybe|i do n't remember|i don't remember)\b"
@@ -173,9 +176,13 @@ def _polarity(text: str) -> Polarity:
     if len(words(text)) <= 8:
         # "well , since the fall of 2007": the filler "well" is no answer
         said = _OPENING_FILLERS.sub("", text)
-        if _BAD.search(said):
+        bad, good = _BAD.search(said), _GOOD.search(said)
+        # "not great" is bad, "not too bad" good
+        if bad and not _NOT_BEFORE.search(said[: bad.start()]):
             return Polarity.BAD
-        if _GOOD.search(said):
+        if good and _NOT_BEFORE.search(said[: good.start()]):
+            return Polarity.BAD
+        if good or bad:
             return Polarity.GOOD
     return Polarity.NONE
 
@@ -289,6 +296,7 @@ _SKIPPED = re.compile(
     r"(?:\W+[\w']+){0,4}?\W+(?:this morning|today|tonight|last night|yesterday)\b"
     r"|\b(?:do|does|did)\s*(?:n't|not)\s+(?:always\s+)?(?:take|use)\b(?:\W+[\w']+){0,3}?"
     r"\W+(?:every day|everyday|daily|regularly|every time|on time|as prescribed)\b"
+    r"|\b(?:when|if) (?:i|she|he|they) remembers?\b"  # "only when i remember"
 )
 _ONLY_WHEN = re.compile(
     r"\b(?:only|just)\s+(?:\w+\s+)?(?:when|whenever|if)\b"
@@ -528,8 +536,10 @@ def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
     tokens = tokenize(text)
     for name, index in lex.behaviours:
         hits = index.find(tokens)
-        if name == "missed_doses":  # "so i don't forget", "i never miss one"
-            hits = [h for h in hits if not _negated_before([t.text for t in tokens], h[0])]
+        if name == "missed_doses":  # "so i don't forget", "i never miss one"; but "i
+            # don't always remember to take it" (and not "so i remember to take it")
+            said = [t.text for t in tokens]
+            hits = [h for h in hits if _negated_before(said, h[0]) == h[2].startswith("remember")]
         if hits:
             return name, hits[0][2]
     return "as_prescribed", None

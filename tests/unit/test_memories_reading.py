@@ -84,6 +84,22 @@ def test_how_often_answers_yes_and_neither_answers_no() -> None:
     assert cues.polarity("probably not enough") is Polarity.NO
     # how seldom a drug is taken is how it is taken, not that it is not
     assert cues.polarity("hardly ever . maybe once a month .") is Polarity.NONE
+    for reply in ("only when i climb stairs .", "all the time .", "a little in the mornings ."):
+        assert cues.polarity(reply) is Polarity.YES, reply
+
+
+def test_a_negated_good_is_bad_and_a_negated_bad_good() -> None:
+    assert cues.polarity("not great .") is Polarity.BAD
+    assert cues.polarity("not as good as before .") is Polarity.BAD
+    assert cues.polarity("not too bad .") is Polarity.GOOD
+    assert cues.polarity("pretty bad .") is Polarity.BAD
+
+
+def test_remembering_to_take_it_is_no_missed_dose_and_only_when_remembered_is() -> None:
+    lex = load_lexicon()
+    assert cues.behaviour_phrase("so i remember to take it .", lex)[0] == "as_prescribed"
+    assert cues.behaviour_phrase("i do n't always remember to take it .", lex)[0] == "missed_doses"
+    assert cues.behaviour_phrase("only when i remember .", lex)[0] == "missed_doses"
 
 
 def test_unsure_and_self_correcting_replies_are_neither_yes_nor_no() -> None:
