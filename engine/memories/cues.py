@@ -502,9 +502,17 @@ _WH = re.compile(
 )
 
 
+# "is the pain sharp or dull?": a choice, answered by naming one
+_CHOICE = re.compile(r"\b(?:is|are|was|does|do|did) (?:it|the \w+|your \w+)\b.*\bor\b(?! not)")
+# "and the swelling in your ankles?": how it is, said in a phrase
+_ELLIPTICAL = re.compile(_FILLER + r"(?:and|so|okay|now)?\W*(?:the|your)\b[^?]{0,40}\?$")
+
+
 def asks_wh(question: str) -> bool:
-    """The question asks how, when, where or what rather than yes or no."""
-    return bool(_WH.match(question.lower().strip()))
+    """The question asks how, when, where or what rather than yes or no, or which of two
+    ("is the pain sharp or dull?"), or how a thing is ("and the swelling in your ankles?")."""
+    low = question.lower().strip()
+    return bool(_WH.match(low) or _CHOICE.search(low) or _ELLIPTICAL.match(low))
 
 
 def findings(text: str) -> bool:

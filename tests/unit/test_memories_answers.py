@@ -475,6 +475,15 @@ def test_a_part_on_the_other_side_is_not_the_recorded_one() -> None:
     assert [e.type for e in relate([same], [right])] == [RelationshipType.ENRICHES]
 
 
+def test_a_choice_or_a_phrase_about_a_complaint_is_answered_by_how_it_is() -> None:
+    for asked, said, subject in (
+        ("is the pain sharp or dull ?", "sharp , like a knife .", "pain"),
+        ("and the swelling in your ankles ?", "it's gone down a lot .", "ankle swelling"),
+    ):
+        [memory] = run(("provider", asked), ("patient", said))
+        assert (memory.subject, memory.attributes["present"]) == (subject, True), asked
+
+
 def test_a_reply_naming_what_was_asked_in_its_own_words_is_one_memory() -> None:
     memories = run(
         ("provider", "do you have diabetes or blood pressure problems ?"),
