@@ -383,6 +383,8 @@ def find_parts(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]:
         before = tokens[i - 1].text if i > 0 else ""
         if after in _ADVERBIAL_AFTER and before not in PART_DETERMINERS:
             continue
+        if part == "hand" and after == "side":
+            continue  # "the pain on the right hand side" is a side, not the hand
         if after == "of" and (whole := by_start.get(_after_determiners(tokens, j + 1))):
             j, part = whole
         out.append((i, j, part))

@@ -264,6 +264,11 @@ def test_being_shocked_is_no_circulatory_shock() -> None:
     assert subjects("it was sudden , everyone was shocked .") == []
 
 
+def test_the_right_hand_side_is_a_side_not_the_hand() -> None:
+    assert subjects("i have pain on the right hand side") == ["side pain"]
+    assert subjects("my right hand hurts") == ["hand pain"]
+
+
 def test_a_part_ending_in_s_in_the_singular_keeps_it() -> None:
     assert subjects("my pelvis hurts") == ["pelvis pain"]
 
