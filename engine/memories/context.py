@@ -47,12 +47,12 @@ def pipeline() -> Any:
     # subject ends a negation or a hypothetical ("if i'm on my feet for long i'll notice
     # some swelling", "even if i'm just walking , i find myself palpitating": it happens;
     # not the "i" of the if-clause itself), as does what is there instead ("no weakness ,
-    # just the numbing"), and a quantity said of what is there ends a negation ("no fever
-    # some chills").
+    # just the numbing", "not much pain , mostly stiffness"), and a quantity said of what
+    # is there ends a negation ("no fever some chills").
     clause = ConTextRule(
         "a new clause",
         "CLAUSE",
-        pattern=r"(?<!\bif )(?<!\bwhen )\b(?:i|just)\b",
+        pattern=r"(?<!\bif )(?<!\bwhen )\b(?:i|just|mostly)\b",
         direction="FORWARD",
         allowed_types={"CLAUSE"},
     )

@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.75.0"
+    version = "1.76.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -174,7 +174,8 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
             continue
         subject = turn.with_part(m, turn.text[: m.start])
-        present = not (a.negated or absent)
+        # what the body does, denied, is a trouble with it: "i haven't been sleeping well"
+        present = not (absent or (a.negated and m.canonical not in _FUNCTIONS))
         if not present and not turn.related(subject, sentence.text):
             continue
         turn.covered.add(subject)
@@ -196,6 +197,9 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
             turn.with_question([turn.clause(sentence, m)], first),
             attrs,
         )
+
+
+_FUNCTIONS = frozenset({"sleep", "appetite", "energy", "mood"})
 
 
 def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:

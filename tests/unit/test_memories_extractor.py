@@ -237,6 +237,17 @@ def test_tablets_of_a_named_drug_are_that_drug() -> None:
     assert [m.subject for m in by_type(memories, MemoryType.ADHERENCE)] == ["acetaminophen"]
 
 
+def test_sleep_appetite_energy_or_mood_denied_is_a_trouble_with_it() -> None:
+    for said, subject in (
+        ("no , i'm not able to sleep at all .", "sleep"),
+        ("i don't have much of an appetite .", "appetite"),
+        ("not much pain , mostly stiffness .", "stiffness"),
+    ):
+        [memory] = by_type(run(("patient", said)), MemoryType.SYMPTOM)
+        assert (memory.subject, memory.attributes["present"]) == (subject, True), said
+    assert by_type(run(("patient", "i don't have any fever .")), MemoryType.SYMPTOM) == []
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
