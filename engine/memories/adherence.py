@@ -43,6 +43,10 @@ QUESTION_VERBS = frozenset(
         "worked",
         "started",
         "start",
+        "pick",
+        "picked",
+        "fill",
+        "filled",
     ]
 )
 # A question about whether a medication works; the reply may describe it without a verb

@@ -255,6 +255,8 @@ def _answered_behaviour(
     said, _ = cues.behaviour_phrase(_reply(turn), turn.lex)
     if said not in {"as_prescribed", "as_needed"}:
         return said, False
+    if pol is Polarity.NO and cues.asks_filled(question.text):
+        return "never_started", True  # "did you pick up the metformin?" / "not yet"
     asked, _ = cues.behaviour_phrase(question.text, turn.lex)
     if asked not in {"as_prescribed", "as_needed"}:  # "have you missed any doses?"
         return (asked if pol is Polarity.YES else "as_prescribed"), True

@@ -45,7 +45,7 @@ _YES = re.compile(
 )
 _NO = re.compile(
     _FILLER + r"(no|nope|nah|not really|not that|never|none|nothing|not at all|negative"
-    r"|neither|probably not"
+    r"|neither|probably not|not yet"
     r"|(?:absolutely|definitely|certainly|of course|surely) not"
     r"|(?:that|it)(?:'s| is| would be) a (?:no|negative)|i would say no"
     r"|not (?:at this (?:point|time)|right now|currently)|usually (?:no|not)"
@@ -405,6 +405,14 @@ def asks_itself(sentence: str) -> bool:
     if text.endswith("?"):
         return bool(_QUESTION_WORD.search(text))
     return bool(_ASKS_ITSELF.match(text)) and len(words(text)) <= ASKS_ITSELF_WORDS
+
+
+_FILLED = re.compile(r"\bpick(?:ed)?(?:\s+\w+){0,3}?\s+up\b|\bfill(?:ed)?\b")
+
+
+def asks_filled(question: str) -> bool:
+    """ "Did you pick up the metformin?", "have you filled it?": whether it was ever got."""
+    return bool(_FILLED.search(question.lower()))
 
 
 def asks_recall(question: str) -> bool:

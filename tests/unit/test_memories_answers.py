@@ -211,6 +211,17 @@ def test_a_yes_to_taking_anything_for_a_complaint_is_about_the_treatment() -> No
     assert [(m.type, m.subject) for m in memories] == [(MemoryType.ADHERENCE, "pregabalin")]
 
 
+def test_not_yet_to_picking_up_a_prescription_is_never_started() -> None:
+    memories = run(
+        ("provider", "did you pick up the metformin ?"),
+        ("patient", "not yet ."),
+        facts=(METFORMIN,),
+    )
+    assert [(m.subject, m.attributes["behavior"]) for m in memories] == [
+        ("metformin", "never_started")
+    ]
+
+
 def test_no_to_earlier_use_or_to_a_drug_never_prescribed_is_not_adherence() -> None:
     before = run(
         ("provider", "i saw that dr. brown put you on buspar . have you been on that before ?"),
