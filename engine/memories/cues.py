@@ -530,6 +530,22 @@ def findings(text: str) -> bool:
     return bool(_FINDING.search(lowered) or _ASSESSMENT.search(lowered))
 
 
+# What only a clinician says to the patient: in a patient's turn, speech recognition gave
+# the clinician's words to the wrong speaker ("you've got some arthritis in there , we
+# call this hallux rigidus")
+_CLINICIAN_ONLY = re.compile(
+    r"\b(?:i want you to|i'd like you to|i would like you to|you should|you need to"
+    r"|i'm going to (?:have you|prescribe|order|refer|send you)|i (?:would |'d )?recommend"
+    r"|we call (?:this|that|it)|you(?:'ve| have) got (?:a|an|some)"
+    r"|on (?:your |the )?(?:physical )?exam(?:ination)?|my assessment and plan)\b"
+)
+
+
+def clinician_only(text: str) -> bool:
+    """Words a patient does not say to their clinician."""
+    return bool(_CLINICIAN_ONLY.search(text.lower()))
+
+
 def clinicians_words(text: str) -> bool:
     """The provider's sentence reports an exam, test or review-of-systems finding, assesses,
     advises or plans: a yes to it agrees with the clinician (GUIDELINE §2, not memories)."""

@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.77.0"
+    version = "1.78.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -133,6 +133,8 @@ def _read_turn(turn: Turn) -> None:
     answer = next((s for s in turn.parsed if not cues.false_start(s.text)), None)
     pol = cues.polarity(answer.text) if answer else Polarity.NONE
     for k, sentence in enumerate(turn.parsed):
+        if cues.clinician_only(sentence.text):
+            continue  # the clinician's words, given to the patient by speech recognition
         _symptoms(turn, sentence, k == 0)
         read_adherence(turn, sentence, k == 0)
         _concern(turn, sentence)

@@ -248,6 +248,12 @@ def test_sleep_appetite_energy_or_mood_denied_is_a_trouble_with_it() -> None:
     assert by_type(run(("patient", "i don't have any fever .")), MemoryType.SYMPTOM) == []
 
 
+def test_a_clinicians_words_in_a_patient_turn_are_no_memories() -> None:
+    said = "you've got some arthritis in there , we call this hallux rigidus ."
+    assert run(("patient", said)) == []
+    assert by_type(run(("patient", "i've got some arthritis in my toe .")), MemoryType.SYMPTOM)
+
+
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
     facts = (medication("medication:rxnorm:6809", "Metformin 500 mg"),)
     assert (
