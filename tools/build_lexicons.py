@@ -103,6 +103,7 @@ AMBIGUOUS_SINGLE_WORDS = {
     "stroke",
     "aspiration",
     "shock",
+    "old age",
 }
 _BAD = re.compile(r"[\d()\[\],;:/]|\bnos\b|\bunspecified\b|\bother\b|\bwithout\b|\bnewborn\b")
 _QUALIFIERS = re.compile(r",?\s*(unspecified|not elsewhere classified|nos)$")

@@ -260,8 +260,9 @@ def test_a_part_the_patient_cannot_feel_is_numb() -> None:
     assert subjects("i can't feel a difference") == []
 
 
-def test_being_shocked_is_no_circulatory_shock() -> None:
+def test_being_shocked_or_an_old_age_home_is_plain_english() -> None:
     assert subjects("it was sudden , everyone was shocked .") == []
+    assert subjects("i live at an old age nursing home .") == []
 
 
 def test_the_right_hand_side_is_a_side_not_the_hand() -> None:
