@@ -176,13 +176,15 @@ def side(text: str, subject: str) -> str | None:
     return said.pop() if len(said) == 1 else None
 
 
-def other_side(part_side: str | None, label: str) -> bool:
-    """The condition is recorded on the other side only: a left knee is not the "Right
-    knee injury"."""
-    if part_side is None:
-        return False
-    named = {w for w in words(label) if w in _SIDES or w in {"bilateral", "both"}}
-    return bool(named) and part_side not in named and not named & {"bilateral", "both"}
+def same_sided_condition(subject: str, part_side: str | None, view: ConditionView) -> str | None:
+    """`same_condition`, unless the condition is recorded on the other side only: a left
+    knee is not the "Right knee injury"."""
+    how = same_condition(subject, view)
+    if how is None or part_side is None:
+        return how
+    named = {w for w in words(view.fact.label) if w in _SIDES or w in {"bilateral", "both"}}
+    other = bool(named) and part_side not in named and not named & {"bilateral", "both"}
+    return None if other else how
 
 
 def _kin(mine: str, theirs: str) -> bool:

@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import dataclass, field
+from itertools import product
 
 from engine.memories.drugs import find_in_tokens
 from engine.memories.lexicon import Lexicon, SymptomTerm
@@ -459,7 +460,7 @@ def _unfelt(tokens: list[Token], lex: Lexicon) -> list[Mention]:
     texts = [t.text for t in tokens]
     for i, j, part in find_parts(tokens, lex):
         # a determiner and a side between: "my", "her left"
-        for lead, gap in ((lead, gap) for lead in _UNFELT for gap in (1, 2)):
+        for lead, gap in product(_UNFELT, (1, 2)):
             k = i - len(lead) - gap
             if k >= 0 and tuple(texts[k : k + len(lead)]) == lead:
                 subject = f"{singular_part(part)} numbness"

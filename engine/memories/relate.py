@@ -33,9 +33,8 @@ from engine.memories.entities import (
     ConditionView,
     condition_views,
     medication_generics,
-    other_side,
     product_words,
-    same_condition,
+    same_sided_condition,
 )
 from engine.memories.extractor import Candidate
 from engine.memories.regimen import (
@@ -151,9 +150,7 @@ def relate(memories: Iterable[Memory], facts: list[Fact]) -> list[Relationship]:
 def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Relationship]:
     part_side = memory.attributes.get("side")
     matches = [
-        (v, how)
-        for v in conditions
-        if (how := same_condition(memory.subject, v)) and not other_side(part_side, v.fact.label)
+        (v, how) for v in conditions if (how := same_sided_condition(memory.subject, part_side, v))
     ]
     if any(how == "name" for _, how in matches):
         # "shortness of breath" with shortness of breath on file is that entry's, not

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.memories.confidence import CEILING, REPEAT_GAIN, memory_confidence
 from engine.memories.drugs import ingredients
-from engine.memories.entities import ConditionView, other_side, same_condition, side
+from engine.memories.entities import ConditionView, same_condition, same_sided_condition, side
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.lexicon import Lexicon
@@ -106,10 +106,7 @@ class Turn:
         """Whether a symptom subject, as `said` (its side), bears on a condition in the
         record."""
         part_side = side(said, subject)
-        return any(
-            same_condition(subject, v) and not other_side(part_side, v.fact.label)
-            for v in self.views
-        )
+        return any(same_sided_condition(subject, part_side, v) for v in self.views)
 
     def conditions_of(self, subject: str) -> frozenset[str]:
         """The record conditions (fact keys) a symptom subject bears on."""
