@@ -174,9 +174,13 @@ class Asked:
         # neither the dictation to the note nor what the clinician found or thinks ("i
         # think you're having a recurrence of your kidney stones . okay ?" / "mm-hmm")
         back = [(s, q) for s, q in back if not (_DICTATION.search(s.text) or cues.findings(s.text))]
-        for sentence, is_question in reversed(back[-TOPIC_SENTENCES:]):
+        said = 0  # another "how are you doing with that ?" refers back too: not counted
+        for sentence, is_question in reversed(back):
             out.append(sentence)
-            if is_question and not self._generic(sentence):
+            if is_question and self._generic(sentence):
+                continue
+            said += 1
+            if is_question or said == TOPIC_SENTENCES:
                 break
         return out
 

@@ -31,7 +31,7 @@ SPEAKERS = frozenset({Role.PATIENT, Role.CAREGIVER})
 # "the medication" may point back to a drug named this many turns before.
 RECENT_TURNS = 3
 # How many acknowledged interruptions a provider's utterance is followed back across.
-INTERRUPTIONS = 2
+INTERRUPTIONS = 3
 # "what is c diff?" asks something; "really?" or "like what?" does not.
 MIN_QUESTION_WORDS = 3
 
@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.79.0"
+    version = "1.80.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.

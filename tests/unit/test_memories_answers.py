@@ -65,6 +65,23 @@ def test_a_topic_is_looked_up_before_a_question_that_only_asks_how_it_goes() -> 
     }
 
 
+def test_a_topic_is_found_across_three_interruptions_and_another_how_is_it_going() -> None:
+    memories = run(
+        ("provider", "now , i know that you've had the thyroid problem for a few years ."),
+        ("patient", "mm-hmm ."),
+        ("provider", "um , how are you doing with that ? i know that you told dr. gutierrez-"),
+        ("patient", "mm ."),
+        ("provider", ". about it a couple of weeks ago ."),
+        ("patient", "yes ."),
+        ("provider", "everything's okay ?"),
+        ("patient", "so far , so good ."),
+        facts=(THYROID,),
+    )
+    [thyroid] = of_type(memories, MemoryType.SYMPTOM)
+    assert thyroid.attributes["via"] == "topic"
+    assert {e.quote for e in thyroid.evidence} == {"everything's okay ?", "so far , so good ."}
+
+
 def test_no_topic_from_the_providers_dictation_to_the_note() -> None:
     memories = run(
         (
