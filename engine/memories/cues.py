@@ -214,10 +214,18 @@ def leading_answer(text: str) -> int:
 
 
 def gone(sentence: str) -> bool:
-    """Whether the sentence says something is gone or no longer there (not just better)."""
+    """Whether the sentence says something is gone or no longer there (not just better;
+    not a comparison with then: "i'm not as young as i used to be")."""
     text = sentence.lower()
-    said = [m for m in _GONE.finditer(text) if not _WISH.search(text[: m.start()])]
+    said = [
+        m
+        for m in _GONE.finditer(text)
+        if not (_WISH.search(text[: m.start()]) or _AS_THEN.search(text[: m.start()]))
+    ]
     return bool(said) and not _IMPROVING.search(text)
+
+
+_AS_THEN = re.compile(r"\bas (?:i|it|he|she|we|they|you) $")
 
 
 def absent(sentence: str) -> bool:
@@ -514,13 +522,25 @@ _WH = re.compile(
 _CHOICE = re.compile(r"\b(?:is|are|was|does|do|did) (?:it|the \w+|your \w+)\b.*\bor\b(?! not)")
 # "and the swelling in your ankles?": how it is, said in a phrase
 _ELLIPTICAL = re.compile(_FILLER + r"(?:and|so|okay|now)?\W*(?:the|your)\b[^?]{0,40}\?$")
+# "can you tell me more about this low back pain?": a request to describe it
+_OPEN = re.compile(
+    r"\b(?:tell me|talk to me)(?: a (?:little )?(?:bit )?more| more)? about\b|\bdescribe\b"
+    r"|\bwalk me through\b"
+)
 
 
 def asks_wh(question: str) -> bool:
     """The question asks how, when, where or what rather than yes or no, or which of two
-    ("is the pain sharp or dull?"), or how a thing is ("and the swelling in your ankles?")."""
+    ("is the pain sharp or dull?"), or how a thing is ("and the swelling in your ankles?"),
+    or asks to describe it."""
     low = question.lower().strip()
-    return bool(_WH.match(low) or _CHOICE.search(low) or _ELLIPTICAL.match(low))
+    return bool(_WH.match(low) or _CHOICE.search(low) or _ELLIPTICAL.match(low) or asks_open(low))
+
+
+def asks_open(question: str) -> bool:
+    """The provider asks the patient to describe something: whatever the reply opens with
+    ("well , i'm not ..."), it answers no yes-or-no question."""
+    return bool(_OPEN.search(question.lower()))
 
 
 def findings(text: str) -> bool:

@@ -40,7 +40,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.80.0"
+    version = "1.81.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -131,7 +131,9 @@ def _read_turn(turn: Turn) -> None:
         ]
     # the reply's first sentence, after any false start ("um , uh , it ... i think i do .")
     answer = next((s for s in turn.parsed if not cues.false_start(s.text)), None)
-    pol = cues.polarity(answer.text) if answer else Polarity.NONE
+    last = turn.asked.last if turn.asked else None
+    opened = last is not None and cues.asks_open(last.text)
+    pol = cues.polarity(answer.text) if answer and not opened else Polarity.NONE
     for k, sentence in enumerate(turn.parsed):
         if cues.clinician_only(sentence.text):
             continue  # the clinician's words, given to the patient by speech recognition

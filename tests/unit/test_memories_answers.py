@@ -553,3 +553,15 @@ def test_a_drug_named_for_what_the_patient_does_for_a_complaint_is_taken() -> No
     )
     assert mobic.type is MemoryType.ADHERENCE and mobic.subject == "meloxicam"
     assert not run(("provider", "what can i do for you today ?"), ("patient", "mobic ?"))
+
+
+def test_a_reply_to_a_request_to_describe_the_asked_symptom_is_about_it() -> None:
+    back = condition("condition:text:low-back-pain", "Low back pain", ref="Condition/lbp")
+    memories = run(
+        ("provider", "good morning . can you tell me more about this low back pain ?"),
+        ("patient", "well , i'm not as young as i used to be , i'm fifty nine ."),
+        facts=(back,),
+    )
+    [pain] = of_type(memories, MemoryType.SYMPTOM)
+    assert pain.subject == "back pain" and pain.attributes["present"] is True
+    assert relate([pain], [back])[0].type is RelationshipType.ENRICHES

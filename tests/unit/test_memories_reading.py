@@ -160,6 +160,15 @@ def test_gone_is_said_of_the_thing_itself_not_of_a_wish_or_an_improvement() -> N
     assert cues.absent("have n't had any problems since") and not cues.gone(
         "have n't had any problems since"
     )
+    # a comparison with then is no end: "as i used to" is not "i used to"
+    assert cues.gone("i used to get migraines")
+    assert not cues.gone("well , i'm not as young as i used to be , i'm fifty nine .")
+
+
+def test_a_request_to_describe_is_no_yes_or_no_question() -> None:
+    assert cues.asks_open("can you tell me more about this low back pain?")
+    assert cues.asks_wh("how would you describe your pain?")
+    assert not cues.asks_open("do you have any back pain?")
 
 
 def test_a_negated_degree_is_no_severity_detail() -> None:
