@@ -70,12 +70,15 @@ def _denied_together(
     questions right before it too ("how about any abdominal pain ? fever , chills ?" /
     "none of that"). A yes to such a list does not say which, and when the reply names
     a complaint of its own ("headaches , blurry vision or weakness?" / "yes , i have
-    migraines"), the yes is that complaint."""
+    migraines"), the yes is that complaint. A no answers no "how": "how are you doing
+    with that ? did you buy the cuff ?" / "no"."""
     assert turn.asked is not None and turn.asked.last is not None
     listed = [m for m, _ in turn.asked.last.mentions if m.kind in SYMPTOMISH]
     if pol is Polarity.YES and len(listed) > 1 and _own_complaint(answer):
         return []
-    asked = turn.asked.last_run() if pol is Polarity.NO else [turn.asked.last]
+    last = turn.asked.last
+    run = [q for q in turn.asked.last_run() if q is last or not cues.asks_how(q.text)]
+    asked = run if pol is Polarity.NO else [last]
     return [(question, m, a) for question in asked for m, a in question.mentions]
 
 
@@ -274,7 +277,9 @@ def _topic_answer(turn: Turn, pol: Polarity) -> None:
     if topic is None or turn.question is None or not status:
         return
     gone = any(cues.gone(s.text) for s in status) and not cues.improving(turn.text)
-    absent = gone or pol is Polarity.NO or any(cues.absent(s.text) for s in status)
+    assert turn.asked is not None
+    denied = pol is Polarity.NO and not turn.asked.follow_up()
+    absent = gone or denied or any(cues.absent(s.text) for s in status)
     details = {d for s in status for d in cues.details(s.text)} | {"status"}
     turn.covered.add(topic.subject)
     turn.add(
@@ -322,11 +327,9 @@ def _finding(turn: Turn, question: Sentence) -> bool:
 
 def _status(turn: Turn, pol: Polarity) -> list[Sentence]:
     """The opening sentences that say how it is going (the first one when it answers)."""
-    return [
-        s
-        for k, s in enumerate(_opening(turn))
-        if cues.status(s.text) or (k == 0 and pol is not Polarity.NONE)
-    ]
+    assert turn.asked is not None
+    answers = pol is not Polarity.NONE and not turn.asked.follow_up()
+    return [s for k, s in enumerate(_opening(turn)) if cues.status(s.text) or (k == 0 and answers)]
 
 
 def _covered(turn: Turn, subject: str) -> bool:

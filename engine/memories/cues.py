@@ -537,6 +537,15 @@ def asks_wh(question: str) -> bool:
     return bool(_WH.match(low) or _CHOICE.search(low) or _ELLIPTICAL.match(low) or asks_open(low))
 
 
+_HOW = re.compile(r"\bhow\b(?! about)")
+
+
+def asks_how(question: str) -> bool:
+    """The question asks how ("how are you doing with that?", "how long?"), which no yes
+    or no answers; "how about any fever?" asks whether."""
+    return bool(_HOW.search(question.lower()))
+
+
 def asks_open(question: str) -> bool:
     """The provider asks the patient to describe something: whatever the reply opens with
     ("well , i'm not ..."), it answers no yes-or-no question."""

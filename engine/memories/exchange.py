@@ -159,17 +159,42 @@ class Asked:
         ("how is your diet?")."""
         if not self.questions:
             return []
-        last = self.questions[-1]
+        j = len(self.questions) - 1
+        if self.follow_up():
+            return [self.questions[j], *self._near(j - 1)]
+        return self._near(j)
+
+    def follow_up(self) -> bool:
+        """The last question names nothing and follows another right away ("how are you
+        doing with that ? did you buy the cuff i asked about ?"): it asks on about what
+        that one does, and a yes or no answers the follow-up, not how things are."""
+        j = len(self.questions) - 1
+        if j < 1:
+            return False
+        last = self.questions[j]
+        return (
+            not last.mentions
+            and not self._generic(last)
+            and self._where[j - 1] >= self._where[j] - 1
+        )
+
+    def _near(self, j: int) -> list[Sentence]:
+        """The `j`th question and, when it only asks how things are, what it refers to."""
+        last = self.questions[j]
         out = [last]
         if not self._generic(last):
             return out
-        k = self._where[-1]
-        after = [a for a in self.sentences[k + 1 :] if len(words(a.text)) >= MIN_SENTENCE_WORDS]
+        k = self._where[j]
+        after = [
+            a
+            for a in self.sentences[k + 1 :]
+            if len(words(a.text)) >= MIN_SENTENCE_WORDS and not a.question
+        ]
         if after:  # "how are you doing with those ? i know we started you on imitrex ."
             return out + after
         asked_at = dict(zip(self._where, self.questions, strict=True))
         back = [(s, s.question) for s in self.before]
-        back += [(asked_at.get(j, s), j in asked_at) for j, s in enumerate(self.sentences[:k])]
+        back += [(asked_at.get(i, s), i in asked_at) for i, s in enumerate(self.sentences[:k])]
         back = [(s, q) for s, q in back if q or len(words(s.text)) >= MIN_SENTENCE_WORDS]
         # neither the dictation to the note nor what the clinician found or thinks ("i
         # think you're having a recurrence of your kidney stones . okay ?" / "mm-hmm")

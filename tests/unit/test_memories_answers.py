@@ -565,3 +565,21 @@ def test_a_reply_to_a_request_to_describe_the_asked_symptom_is_about_it() -> Non
     [pain] = of_type(memories, MemoryType.SYMPTOM)
     assert pain.subject == "back pain" and pain.attributes["present"] is True
     assert relate([pain], [back])[0].type is RelationshipType.ENRICHES
+
+
+def test_a_follow_up_naming_nothing_asks_on_about_the_question_before_it() -> None:
+    memories = run(
+        (
+            "provider",
+            "and lastly , for your high blood pressure , how are you doing with that ? "
+            "did you buy the cuff like i asked ?",
+        ),
+        ("patient", "no , not yet . but it's been pretty good ."),
+        facts=(HTN,),
+    )
+    [bp] = of_type(memories, MemoryType.SYMPTOM)
+    assert bp.subject == "blood pressure" and bp.attributes["via"] == "topic"
+    # the no answers the follow-up about the cuff, not how the blood pressure is
+    assert bp.attributes["present"] is True
+    assert "but it's been pretty good ." in {e.quote for e in bp.evidence}
+    assert "no , not yet ." not in {e.quote for e in bp.evidence}

@@ -169,6 +169,8 @@ def test_a_request_to_describe_is_no_yes_or_no_question() -> None:
     assert cues.asks_open("can you tell me more about this low back pain?")
     assert cues.asks_wh("how would you describe your pain?")
     assert not cues.asks_open("do you have any back pain?")
+    assert cues.asks_how("for your blood pressure , how are you doing with that ?")
+    assert not cues.asks_how("how about any abdominal pain ?")
 
 
 def test_a_negated_degree_is_no_severity_detail() -> None:
