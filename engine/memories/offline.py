@@ -12,7 +12,12 @@ from engine.memories.adherence import read_adherence, specific
 from engine.memories.answers import read_answer, read_confirmation
 from engine.memories.context import Assertion
 from engine.memories.cues import Polarity
-from engine.memories.entities import condition_views, medication_generics, record_phrases
+from engine.memories.entities import (
+    condition_views,
+    medication_generics,
+    record_phrases,
+    same_condition,
+)
 from engine.memories.exchange import Asked, Sentence, parse
 from engine.memories.extractor import Candidate, Extraction
 from engine.memories.lexicon import Lexicon, load_lexicon
@@ -40,7 +45,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.82.0"
+    version = "1.83.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -168,7 +173,7 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
     absent = gone or cues.absent(sentence.text)
     worry = _concern_cue(turn, sentence)
     for m, a in sentence.mentions:
-        if m.kind not in SYMPTOMISH or a.family or a.hypothetical or _restated(m, a):
+        if m.kind not in SYMPTOMISH or a.family or a.hypothetical or _restated(turn, m, a):
             continue
         # "i was worried about giving him something on top of the benadryl": the worry is
         # the concern the sentence raises, not a feeling to record as a symptom as well
@@ -210,12 +215,19 @@ def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:
     return cue is not None and words(turn.text[m.start : m.end]) == words(cue)
 
 
-def _restated(m: Mention, a: Assertion) -> bool:
+def _restated(turn: Turn, m: Mention, a: Assertion) -> bool:
     """What the record or a clinician says, in the patient's mouth: a history ("i have a
     history of lupus"), a clinician's words or guess about a diagnosis ("he said that i
-    had a kidney stone", "they thought it was neuropathy"; but what the patient feels is
-    theirs: "they've said the back and knee pain are age-related")."""
-    return a.historical or ((a.reported or a.uncertain) and m.kind == "condition")
+    had a kidney stone", "they thought it was neuropathy"), a diagnosis the record holds
+    by name as a clinician told it ("the p t said i have degenerative disc disease"); but
+    what the patient feels is theirs ("they've said the back and knee pain are
+    age-related")."""
+    if a.historical:
+        return True
+    if m.kind == "condition":
+        return a.reported or a.uncertain
+    on_record = any(same_condition(m.subject, v) == "name" for v in turn.views)
+    return a.reported and m.kind == "symptom" and on_record
 
 
 def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:

@@ -29,6 +29,16 @@ def test_a_diagnosis_a_clinician_gave_is_not_the_patients_symptom() -> None:
     assert of_type(memories, MemoryType.SYMPTOM) == []
 
 
+def test_a_recorded_diagnosis_a_clinician_named_is_not_the_patients_symptom() -> None:
+    ddd = condition("condition:text:ddd", "Degenerative disc disease", ref="Condition/ddd")
+    said = ("patient", "the p t said i have degenerative disc disease .")
+    memories = run(("provider", "what did they find ?"), said, facts=(ddd,))
+    assert of_type(memories, MemoryType.SYMPTOM) == []
+    # not on record, it is news the patient brings
+    [news] = of_type(run(("provider", "what did they find ?"), said), MemoryType.SYMPTOM)
+    assert news.subject == "degenerative disc disease"
+
+
 def test_what_the_patient_feared_it_was_is_no_symptom() -> None:
     memories = run(
         ("provider", "what happened on saturday ?"),
