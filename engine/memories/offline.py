@@ -45,7 +45,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.83.0"
+    version = "1.84.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -172,8 +172,11 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
     gone = cues.gone(sentence.text) and not cues.improving(turn.text)
     absent = gone or cues.absent(sentence.text)
     worry = _concern_cue(turn, sentence)
+    listed = _record_list(turn, sentence)
     for m, a in sentence.mentions:
         if m.kind not in SYMPTOMISH or a.family or a.hypothetical or _restated(turn, m, a):
+            continue
+        if m in listed:
             continue
         # "i was worried about giving him something on top of the benadryl": the worry is
         # the concern the sentence raises, not a feeling to record as a symptom as well
@@ -213,6 +216,26 @@ _FUNCTIONS = frozenset({"sleep", "appetite", "energy", "mood"})
 
 def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:
     return cue is not None and words(turn.text[m.start : m.end]) == words(cue)
+
+
+def _record_list(turn: Turn, sentence: Sentence) -> list[Mention]:
+    """The record's diagnoses, listed ("i have a lot going on , high cholesterol , high
+    blood pressure , acid reflux"): two or more named as on record, and not how they
+    are going."""
+    named = [
+        m
+        for m, a in sentence.mentions
+        if m.kind in SYMPTOMISH
+        and not a.negated
+        and any(_names(m, same_condition(m.subject, v)) for v in turn.views)
+    ]
+    return named if len(named) > 1 and not cues.status(sentence.text) else []
+
+
+def _names(m: Mention, how: str | None) -> bool:
+    """The mention names the condition: its own name, or a condition's everyday name
+    ("high cholesterol")."""
+    return how == "name" or (how is not None and m.kind == "condition")
 
 
 def _restated(turn: Turn, m: Mention, a: Assertion) -> bool:

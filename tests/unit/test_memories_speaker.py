@@ -39,6 +39,23 @@ def test_a_recorded_diagnosis_a_clinician_named_is_not_the_patients_symptom() ->
     assert news.subject == "degenerative disc disease"
 
 
+def test_the_records_diagnoses_listed_are_no_symptoms() -> None:
+    lipids = condition("condition:snomed:55822004", "Hyperlipidemia", ref="Condition/lipids")
+    reflux = condition("condition:snomed:235595009", "Gastroesophageal reflux disease")
+    facts = (lipids, reflux)
+    listed = "um , i have a lot going on , high cholesterol , acid reflux , and all that ."
+    assert (
+        of_type(
+            run(("provider", "why is that ?"), ("patient", listed), facts=facts), MemoryType.SYMPTOM
+        )
+        == []
+    )
+    # how one of them is going is the patient's own
+    said = "my acid reflux has been worse , and i have high cholesterol ."
+    memories = run(("provider", "why is that ?"), ("patient", said), facts=facts)
+    assert "acid reflux" in {m.subject for m in of_type(memories, MemoryType.SYMPTOM)}
+
+
 def test_what_the_patient_feared_it_was_is_no_symptom() -> None:
     memories = run(
         ("provider", "what happened on saturday ?"),
