@@ -166,7 +166,7 @@ def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Men
     if named:
         return [(n, "provider-named") for n in named]
     # "in terms of your high blood pressure, how are you doing?" / "i take my medicine"
-    topic = turn.asked.topic(turn.conditions_of) if turn.asked else None
+    topic = (turn.asked.topic(turn.conditions_of) if turn.asked else None) or turn.recent_topic
     treats = class_drugs(topic.subject, turn.lex) if topic else ()
     if treats:
         return [(replace(m, class_drugs=treats), "provider-topic")]

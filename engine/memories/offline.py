@@ -45,7 +45,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.84.0"
+    version = "1.85.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -67,6 +67,7 @@ class OfflineExtractor:
         out = Collector()
         seen: list[tuple[int, Mention]] = []  # medications named so far, by turn
         parts: list[str] = []  # body parts named so far
+        topics: list[tuple[int, Mention]] = []  # recorded conditions asked about, by turn
         examining = False
         for i, message in enumerate(messages):
             if message.role not in SPEAKERS:
@@ -82,6 +83,12 @@ class OfflineExtractor:
             turn.recent_med = recent[-1] if recent else None
             # a bare "it hurts" is about the body part the conversation named last
             turn.recent_part = parts[-1] if parts else None
+            if asked is not None and (topic := asked.topic(turn.conditions_of)):
+                topics.append((i - 1, topic))
+            # "how about your high blood pressure ? ..." / ... / "and your medication ?"
+            turn.recent_topic = next(
+                (t for k, t in reversed(topics) if k >= i - RECENT_TURNS), None
+            )
             turn.examining = examining
             _read_turn(turn)
             parts += _body_parts(turn.text, lex)

@@ -90,6 +90,8 @@ class Turn:
     recent_med: Mention | None = None
     # the last body part named in the turns just before (either speaker)
     recent_part: str | None = None
+    # the recorded condition the provider asked about last, in the turns just before
+    recent_topic: Mention | None = None
     # the provider is examining the patient: a yes or no to "does that hurt?" is a finding
     examining: bool = False
     covered: set[str] = field(default_factory=set)

@@ -583,3 +583,18 @@ def test_a_follow_up_naming_nothing_asks_on_about_the_question_before_it() -> No
     assert bp.attributes["present"] is True
     assert "but it's been pretty good ." in {e.quote for e in bp.evidence}
     assert "no , not yet ." not in {e.quote for e in bp.evidence}
+
+
+def test_your_medication_is_for_the_condition_asked_about_a_turn_before() -> None:
+    lisinopril = medication("medication:rxnorm:29046", "Lisinopril 10 mg", dose="10 mg daily")
+    facts = (HTN, T2DM, METFORMIN, lisinopril)
+    memories = run(
+        ("provider", "and how about your high blood pressure ? are you checking it at home ?"),
+        ("patient", "i'm good about it during the week , and it's been under control ."),
+        ("provider", "okay , and you're taking your medication ?"),
+        ("patient", "yes , i am ."),
+        facts=facts,
+    )
+    [taken] = of_type(memories, MemoryType.ADHERENCE)
+    edges = relate([taken], list(facts))
+    assert {e.fact_key for e in edges} == {lisinopril.fact_key}
