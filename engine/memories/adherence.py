@@ -101,8 +101,9 @@ def read_adherence(turn: Turn, sentence: Sentence, first: bool) -> None:
 
 def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> None:
     tokens = set(words(cues.without_other_senses(sentence.text)))
-    asked = first and turn.asked is not None and _asks_use(turn.asked)
-    effect = asked and turn.asked is not None and bool(turn.asked.words() & EFFECT_WORDS)
+    question = _question(turn)
+    asked = first and question is not None and _asks_use(question)
+    effect = asked and question is not None and bool(question.words() & EFFECT_WORDS)
     # a behaviour said without a verb of taking ("never got it filled", "cut it in half",
     # "only when i need it") is as strong a cue as one
     status = cues.behaviour_phrase(sentence.text, turn.lex)[0] != "as_prescribed"
@@ -115,7 +116,7 @@ def _read(turn: Turn, sentence: Sentence, first: bool, meds: list[Mention]) -> N
         meds = []
     if not (strong or weak or asked):
         return
-    asked_meds = turn.asked.asked_meds() if turn.asked else []
+    asked_meds = question.asked_meds() if question else []
     if _prescribed_by_others(sentence.text) and not status:
         return  # "they gave me aspirin"; but "... but i couldn't fill it" is the patient's
     found = [(m, "named") for m in meds]
@@ -148,6 +149,13 @@ def _asks_use(asked: Asked) -> bool:
     )
 
 
+def _question(turn: Turn) -> Asked | None:
+    """The provider turn whose drugs an unnamed one may be; none for a reply the patient
+    goes on with after the provider's "yeah ." ("is that helping control the pain ?" /
+    "i think it is ." / "yeah ." / "but it does come every now and then": the pain)."""
+    return None if turn.continued else turn.asked
+
+
 def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Mention, str]]:
     """The medication(s) an unnamed mention stands for, and how; itself when it names one.
 
@@ -162,11 +170,12 @@ def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Men
         # "Lamictal was okay ... I have been taking my medications very regularly"
         how = "demonstrative" if near & _DEMONSTRATIVES else "same-turn"
         return [(turn.last_med, how)]
-    named = turn.asked.named_meds() if turn.asked else []
+    question = _question(turn)
+    named = question.named_meds() if question else []
     if named:
         return [(n, "provider-named") for n in named]
     # "in terms of your high blood pressure, how are you doing?" / "i take my medicine"
-    topic = (turn.asked.topic(turn.conditions_of) if turn.asked else None) or turn.recent_topic
+    topic = (question.topic(turn.conditions_of) if question else None) or turn.recent_topic
     treats = class_drugs(topic.subject, turn.lex) if topic else ()
     if treats:
         return [(replace(m, class_drugs=treats), "provider-topic")]

@@ -45,7 +45,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.85.0"
+    version = "1.86.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -73,17 +73,24 @@ class OfflineExtractor:
             if message.role not in SPEAKERS:
                 examining = cues.examining(message.text, examining)
                 continue
-            prev = messages[i - 1] if i > 0 and messages[i - 1].role is Role.PROVIDER else None
-            asked = Asked.of(prev, lex, _interrupted(messages, i - 1)) if prev else None
-            if asked is not None:
+            answered = _answered(messages, i)
+            asked = None
+            if answered is not None:
+                asked = Asked.of(messages[answered], lex, _interrupted(messages, answered))
+            if asked is not None and answered == i - 1:
                 seen += [(i - 1, m) for m in asked.named_meds()]
-                parts += _body_parts(prev.text if prev else "", lex)
+                parts += _body_parts(asked.message.text, lex)
             recent = [m for k, m in seen if k >= i - RECENT_TURNS]
             turn = Turn(message, parse(message.text, lex), asked, lex, views, out, drugs)
             turn.recent_med = recent[-1] if recent else None
+            turn.continued = answered is not None and answered < i - 1
             # a bare "it hurts" is about the body part the conversation named last
             turn.recent_part = parts[-1] if parts else None
-            if asked is not None and (topic := asked.topic(turn.conditions_of)):
+            if (
+                asked is not None
+                and not turn.continued
+                and (topic := asked.topic(turn.conditions_of))
+            ):
                 topics.append((i - 1, topic))
             # "how about your high blood pressure ? ..." / ... / "and your medication ?"
             turn.recent_topic = next(
@@ -96,6 +103,24 @@ class OfflineExtractor:
                 (i, m) for s in turn.parsed for m, _ in s.mentions if m.kind in MEDS and specific(m)
             ]
         return out.candidates()
+
+
+def _answered(messages: list[Message], i: int) -> int | None:
+    """The provider turn that patient turn `i` answers: the one before it, or, when that
+    only acknowledged the patient ("is that helping control the pain ?" / "i think it is
+    ." / "yeah ." / "i feel better ."), the one the patient goes on answering."""
+    k = i - 1
+    if k < 0 or messages[k].role is not Role.PROVIDER:
+        return None
+    while (
+        i - k < 2 * INTERRUPTIONS
+        and k >= 2
+        and cues.backchannel(messages[k].text)
+        and messages[k - 1].role in SPEAKERS
+        and messages[k - 2].role is Role.PROVIDER
+    ):
+        k -= 2
+    return k
 
 
 def _interrupted(messages: list[Message], k: int) -> list[Message]:
@@ -145,7 +170,9 @@ def _read_turn(turn: Turn) -> None:
     answer = next((s for s in turn.parsed if not cues.false_start(s.text)), None)
     last = turn.asked.last if turn.asked else None
     opened = last is not None and cues.asks_open(last.text)
-    pol = cues.polarity(answer.text) if answer and not opened else Polarity.NONE
+    # a yes or no answers the question once, not again after the provider's "yeah ."
+    answers = not (opened or turn.continued)
+    pol = cues.polarity(answer.text) if answer and answers else Polarity.NONE
     for k, sentence in enumerate(turn.parsed):
         if cues.clinician_only(sentence.text):
             continue  # the clinician's words, given to the patient by speech recognition
@@ -153,6 +180,8 @@ def _read_turn(turn: Turn) -> None:
         read_adherence(turn, sentence, k == 0)
         _concern(turn, sentence)
         _preference(turn, sentence, k == 0, pol)
+    if turn.continued:
+        return  # the reply to the question was read before the provider's "yeah ."
     if answer and turn.asked and turn.asked.questions:
         read_answer(turn, answer, pol)
     elif answer and turn.asked:

@@ -95,6 +95,8 @@ class Turn:
     # the provider is examining the patient: a yes or no to "does that hurt?" is a finding
     examining: bool = False
     covered: set[str] = field(default_factory=set)
+    # the patient goes on after the provider's "yeah .": the question was answered before
+    continued: bool = False
 
     @property
     def question(self) -> Sentence | None:

@@ -598,3 +598,30 @@ def test_your_medication_is_for_the_condition_asked_about_a_turn_before() -> Non
     [taken] = of_type(memories, MemoryType.ADHERENCE)
     edges = relate([taken], list(facts))
     assert {e.fact_key for e in edges} == {lisinopril.fact_key}
+
+
+def test_a_reply_the_patient_goes_on_with_after_a_yeah_answers_the_question() -> None:
+    memories = run(
+        ("provider", "does it hurt all the time , or only when it comes on ?"),
+        ("patient", "well , let me think ."),
+        ("provider", "okay ."),
+        ("patient", "once i'm on my feet all day , my foot starts to ache ."),
+    )
+    [foot] = [m for m in of_type(memories, MemoryType.SYMPTOM) if m.subject == "foot pain"]
+    quotes = {e.quote for e in foot.evidence}
+    assert "does it hurt all the time , or only when it comes on ?" in quotes
+
+
+def test_what_goes_on_after_a_yeah_is_no_drug_the_question_named() -> None:
+    gabapentin = medication("medication:rxnorm:25480", "Neurontin 300 mg", dose="300 mg daily")
+    memories = run(
+        ("provider", "we've been giving you the gabapentin . is that helping control the pain ?"),
+        ("patient", "i think it is ."),
+        ("provider", "yeah ."),
+        ("patient", "but it does come every now and then ."),
+        facts=(gabapentin,),
+    )
+    # the yes says it helps; "it does come" is the pain, not the drug taken now and then
+    [taken] = of_type(memories, MemoryType.ADHERENCE)
+    assert taken.attributes["behavior"] == "as_prescribed"
+    assert all("every now and then" not in e.quote for e in taken.evidence)
