@@ -46,7 +46,7 @@ from engine.memories.regimen import (
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.11.0"
+INFERENCE = "offline-inference 2.12.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
@@ -156,6 +156,10 @@ def _symptom_edges(memory: Memory, conditions: list[ConditionView]) -> list[Rela
         # "shortness of breath" with shortness of breath on file is that entry's, not
         # also a manifestation of the heart failure on file
         matches = [(v, how) for v, how in matches if how == "name"]
+    about = set(memory.attributes.get("talked_about", ()))
+    if len(matches) > 1 and any(v.fact.fact_key in about for v, _ in matches):
+        # short of breath while the heart failure is talked about: not also the COPD
+        matches = [(v, how) for v, how in matches if v.fact.fact_key in about]
     active = [(v, how) for v, how in matches if not _inactive(v.fact)]
     if active and memory.attributes.get("present", True):
         # the knee that hurts now is the recorded injury's, not the repair years ago

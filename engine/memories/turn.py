@@ -116,6 +116,22 @@ class Turn:
         """The record conditions (fact keys) a symptom subject bears on."""
         return frozenset(v.fact.fact_key for v in self.views if same_condition(subject, v))
 
+    def talked_about(self) -> frozenset[str]:
+        """The record conditions (fact keys) the clinician names in the turn answered ("how
+        are you doing with the heart failure ? any shortness of breath ?"), else the one
+        asked about in the turns just before."""
+        said = self.asked.sentences if self.asked else []
+        named = {
+            v.fact.fact_key
+            for s in said
+            for m, _ in s.mentions
+            for v in self.views
+            if same_condition(m.subject, v) == "name"
+        }
+        if named or self.recent_topic is None:
+            return frozenset(named)
+        return self.conditions_of(self.recent_topic.subject)
+
     def on_record(self, m: Mention) -> bool:
         """Whether a named drug is one of the record's medications."""
         return any(ingredients(d) & self.record_drugs for d in m.drugs)
@@ -171,6 +187,8 @@ class Turn:
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
         if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
             attributes["side"] = part_side
+        if type_ == "symptom" and (about := self.talked_about()):
+            attributes["talked_about"] = sorted(about)
         inferred = bool(attributes.get("class_drugs")) and not attributes.get("drugs")
         confidence = memory_confidence(str(attributes.get("via", "")), own, inferred)
         self.out.add(

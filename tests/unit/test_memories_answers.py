@@ -625,3 +625,24 @@ def test_what_goes_on_after_a_yeah_is_no_drug_the_question_named() -> None:
     [taken] = of_type(memories, MemoryType.ADHERENCE)
     assert taken.attributes["behavior"] == "as_prescribed"
     assert all("every now and then" not in e.quote for e in taken.evidence)
+
+
+def test_a_manifestation_of_several_conditions_is_of_the_one_talked_about() -> None:
+    chf = condition("condition:snomed:42343007", "Congestive heart failure", ref="Condition/chf")
+    copd = condition("condition:snomed:13645005", "Chronic obstructive lung disease")
+    facts = (chf, copd)
+    memories = run(
+        ("provider", "so how are you doing with the heart failure ? any shortness of breath ?"),
+        ("patient", "yes , i get short of breath when i climb the stairs ."),
+        facts=facts,
+    )
+    [breath] = of_type(memories, MemoryType.SYMPTOM)
+    assert {e.fact_key for e in relate([breath], list(facts))} == {chf.fact_key}
+    # asked about nothing in particular, it bears on both
+    memories = run(
+        ("provider", "anything else going on ?"),
+        ("patient", "i get short of breath when i climb the stairs ."),
+        facts=facts,
+    )
+    [breath] = of_type(memories, MemoryType.SYMPTOM)
+    assert {e.fact_key for e in relate([breath], list(facts))} == {chf.fact_key, copd.fact_key}
