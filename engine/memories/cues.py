@@ -383,9 +383,12 @@ ASKS_ITSELF_WORDS = 15
 
 # A question without a question word or an auxiliary only echoes what was said ("the
 # one on my left wrist?", "like fever or chills?").
-_QUESTION_WORD = re.compile(
-    r"\b(?:what|what's|when|how|how's|why|which|where|who|is|are|was|were|will|would|can"
+_QUESTION_OPENS = re.compile(
+    r"(?:^|[,;-]\s*|\b(?:and|but|so|or|then|like|um|uh|well|okay|oh|now|also|wonder(?:ing)?|if"
+    r"|doc|doctor|dad|mom)\s+)"
+    r"(?:what|what's|when|how|how's|why|which|where|who|is|are|was|were|will|would|can"
     r"|could|should|do|does|did|am|have|has)\b"
+    r"|,\s*(?:right|correct|is n't it|isn't it)\s*\?$"  # "this is the same procedure , right ?"
 )
 _RECALL = re.compile(
     r"\b(?:do|did|can|could) you (?:remember|recall|know)\b(?:\s+\w+){0,2}?"
@@ -411,7 +414,9 @@ def asks_itself(sentence: str) -> bool:
     """The sentence asks something, with or without its question mark."""
     text = sentence.strip().lower()
     if text.endswith("?"):
-        return bool(_QUESTION_WORD.search(text))
+        # a question word opening a clause: "so what should i do ?", "i was wondering ,
+        # is it bad ?"; not a statement said rising ("that seemed to help a little bit ?")
+        return bool(_QUESTION_OPENS.search(text))
     return bool(_ASKS_ITSELF.match(text)) and len(words(text)) <= ASKS_ITSELF_WORDS
 
 

@@ -130,6 +130,12 @@ def test_a_question_is_known_without_its_mark_and_an_echo_is_none() -> None:
     assert not asks_itself("i think it is related to my diabetes")
     assert not asks_itself("the one on my left wrist ?")
     assert not asks_itself("like fever or chills ?")
+    # said rising, a statement is still one; a question word opens a question's clause
+    assert not asks_itself("i would- i tend to lie on my right side and that helped a bit ?")
+    assert not asks_itself("my mother died about three or maybe it is four years ago ?")
+    assert asks_itself("i was wondering , is it bad ?")
+    assert asks_itself("doc what are you going to diagnose me as ?")
+    assert asks_itself("this is the same procedure he had before , right ?")
 
 
 def test_asking_what_can_be_done_is_a_concern_not_a_request() -> None:
