@@ -45,7 +45,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.88.0"
+    version = "1.89.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -221,9 +221,13 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         asked = turn.question if first else None
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
             continue
-        subject = turn.with_part(m, turn.text[: m.start])
         # what the body does, denied, is a trouble with it: "i haven't been sleeping well"
         present = not (absent or (a.negated and m.canonical not in _FUNCTIONS))
+        # a complaint gone or denied takes the body part only from the question it answers
+        if present:
+            subject = turn.with_part(m, turn.text[: m.start])
+        else:
+            subject = turn.with_part(m, asked_only=True) if first and gone else m.subject
         if not present and not turn.related(subject, sentence.text):
             continue
         turn.covered.add(subject)

@@ -136,7 +136,9 @@ class Turn:
         """Whether a named drug is one of the record's medications."""
         return any(ingredients(d) & self.record_drugs for d in m.drugs)
 
-    def with_part(self, m: Mention, said_before: str = "", answer: str = "") -> str:
+    def with_part(
+        self, m: Mention, said_before: str = "", answer: str = "", asked_only: bool = False
+    ) -> str:
         """ "How is that right arm?" / "that pain is gone" → "arm pain"; "where's your
         pain?" / "in my left elbow" → "elbow pain"; "it's my right upper arm . it hurts
         really bad" → "arm pain": a bare complaint takes the body part of the question,
@@ -147,9 +149,10 @@ class Turn:
         hits = self.lex.complaints.find(tokenize(m.subject))
         if not hits:
             return m.subject
-        part = (
-            (self.asked.body_part(self.lex) if self.asked else None)
-            or next((p for _, _, p in self._parts(answer)), None)
+        part = (self.asked.body_part(self.lex) if self.asked else None) or (
+            None
+            if asked_only
+            else next((p for _, _, p in self._parts(answer)), None)
             or next((p for _, _, p in reversed(self._parts(said_before))), None)
             or self.recent_part
         )

@@ -646,3 +646,27 @@ def test_a_manifestation_of_several_conditions_is_of_the_one_talked_about() -> N
     )
     [breath] = of_type(memories, MemoryType.SYMPTOM)
     assert {e.fact_key for e in relate([breath], list(facts))} == {chf.fact_key, copd.fact_key}
+
+
+def test_a_denied_complaint_takes_no_body_part_named_elsewhere() -> None:
+    back = condition("condition:snomed:279039007", "Low back pain", ref="Condition/back")
+    memories = run(
+        ("provider", "and your back , how is it doing with the new mattress ?"),
+        ("patient", "much better , thanks ."),
+        ("provider", "good . any other concerns today ?"),
+        ("patient", "no , no pain at all right now ."),
+        facts=(back,),
+    )
+    # "no pain" answers "any other concerns ?", not the back asked about two turns before
+    assert not [
+        m for m in of_type(memories, MemoryType.SYMPTOM) if m.attributes["present"] is False
+    ]
+    # gone, said in reply to the question naming the part, it is that part's
+    memories = run(
+        ("provider", "how is your back doing ?"),
+        ("patient", "the pain is gone ."),
+        facts=(back,),
+    )
+    [gone] = of_type(memories, MemoryType.SYMPTOM)
+    assert gone.subject == "back pain" and gone.attributes["present"] is False
+    assert relate([gone], [back])[0].type is RelationshipType.CONFLICTS
