@@ -61,15 +61,16 @@ def pipeline() -> Any:
         for literal in ("some", "a little", "a bit", "a lot")
     ]
     # What a clinician said or thought the patient has is their judgement, relayed ("he
-    # said that i had a kidney stone", "they thought it was neuropathy", "they were
-    # concerned that i might have ..."), and so is what the patient feared it was ("i
-    # thought i was having a heart attack"); a wish is not a report ("i wish i had some
-    # weight loss"). Each pattern takes in the clause's "i", which would otherwise end it.
+    # said that i had a kidney stone", "she was diagnosed with ...", "they thought it was
+    # neuropathy", "they were concerned that i might have ..."), and so is what the
+    # patient feared it was ("i thought i was having a heart attack"); a wish is not a
+    # report ("i wish i had some weight loss"). Each pattern takes in the clause's "i",
+    # which would otherwise end it.
     relayed = [
         ConTextRule(
             "a clinician's words",
             "REPORTED",
-            pattern=r"\b(?:said|says|told me|was told|were told|diagnosed me with)"
+            pattern=r"\b(?:said|says|told me|was told|were told|diagnosed(?: me| him| her)? with)"
             r"(?: that)?(?: i(?: had| have|'ve got| might have| may have)?)?\b",
             direction="FORWARD",
         ),

@@ -34,6 +34,11 @@ def test_a_recorded_diagnosis_a_clinician_named_is_not_the_patients_symptom() ->
     said = ("patient", "the p t said i have degenerative disc disease .")
     memories = run(("provider", "what did they find ?"), said, facts=(ddd,))
     assert of_type(memories, MemoryType.SYMPTOM) == []
+    diagnosed = ("patient", "well , in november she was diagnosed with degenerative disc disease .")
+    assert (
+        of_type(run(("provider", "what happened ?"), diagnosed, facts=(ddd,)), MemoryType.SYMPTOM)
+        == []
+    )
     # not on record, it is news the patient brings
     [news] = of_type(run(("provider", "what did they find ?"), said), MemoryType.SYMPTOM)
     assert news.subject == "degenerative disc disease"
