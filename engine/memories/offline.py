@@ -5,6 +5,7 @@ the patient's reply only makes sense with it ("any swelling in your legs?" / "no
 `answers` for replies and `adherence` for medication-taking statements.
 """
 
+import re
 from dataclasses import replace
 
 from engine.memories import cues
@@ -45,7 +46,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.90.0"
+    version = "1.91.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -290,7 +291,17 @@ def _restated(turn: Turn, m: Mention, a: Assertion) -> bool:
     if m.kind == "condition":
         return a.reported or a.uncertain
     on_record = any(same_condition(m.subject, v) == "name" for v in turn.views)
-    return a.reported and m.kind == "symptom" and on_record
+    return on_record and (a.reported and m.kind == "symptom" or _treated(turn, m))
+
+
+# "he is taking coumadin for his atrial fibrillation": what a drug is taken for
+_FOR = re.compile(r"^\W*for\s+(?:his|her|my|the|their|your)?\s*$")
+
+
+def _treated(turn: Turn, m: Mention) -> bool:
+    """The condition is named as what the drug just before it is taken for."""
+    drugs = [d for s in turn.parsed for d, _ in s.mentions if d.kind in MEDS and d.end <= m.start]
+    return bool(drugs) and bool(_FOR.match(turn.text[drugs[-1].end : m.start]))
 
 
 def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:

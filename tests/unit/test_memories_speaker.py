@@ -61,6 +61,15 @@ def test_the_records_diagnoses_listed_are_no_symptoms() -> None:
     assert "acid reflux" in {m.subject for m in of_type(memories, MemoryType.SYMPTOM)}
 
 
+def test_what_a_recorded_drug_is_taken_for_is_no_symptom() -> None:
+    afib = condition("condition:snomed:49436004", "Atrial fibrillation", ref="Condition/afib")
+    asked = ("provider", "so , is he taking any medicines currently ?")
+    said = ("patient", "he is taking coumadin for his atrial fibrillation .")
+    assert of_type(run(asked, said, facts=(afib,)), MemoryType.SYMPTOM) == []
+    acting_up = ("patient", "his atrial fibrillation has been acting up lately .")
+    assert of_type(run(asked, acting_up, facts=(afib,)), MemoryType.SYMPTOM) != []
+
+
 def test_what_the_patient_feared_it_was_is_no_symptom() -> None:
     memories = run(
         ("provider", "what happened on saturday ?"),
