@@ -46,7 +46,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.91.0"
+    version = "1.92.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -228,7 +228,7 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         if present:
             subject = turn.with_part(m, turn.text[: m.start])
         else:
-            subject = turn.with_part(m, asked_only=True) if first and gone else m.subject
+            subject = turn.with_part(m, asked_only=True) if first else m.subject
         if not present and not turn.related(subject, sentence.text):
             continue
         turn.covered.add(subject)
