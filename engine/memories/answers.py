@@ -73,10 +73,10 @@ def _denied_together(
     migraines"), the yes is that complaint. A no answers no "how": "how are you doing
     with that ? did you buy the cuff ?" / "no"."""
     assert turn.asked is not None and turn.asked.last is not None
-    listed = [m for m, _ in turn.asked.last.mentions if m.kind in SYMPTOMISH]
+    last = turn.asked.last
+    listed = [m for m, _ in last.mentions if m.kind in SYMPTOMISH]
     if pol is Polarity.YES and len(listed) > 1 and _own_complaint(answer):
         return []
-    last = turn.asked.last
     run = [q for q in turn.asked.last_run() if q is last or not cues.asks_how(q.text)]
     asked = run if pol is Polarity.NO else [last]
     return [(question, m, a) for question in asked for m, a in question.mentions]

@@ -213,6 +213,10 @@ def leading_answer(text: str) -> int:
     return match.end() if match else 0
 
 
+# "as i used to be" compares with then: "i'm not as young as i used to be"
+_AS_THEN = re.compile(r"\bas (?:i|it|he|she|we|they|you) $")
+
+
 def gone(sentence: str) -> bool:
     """Whether the sentence says something is gone or no longer there (not just better;
     not a comparison with then: "i'm not as young as i used to be")."""
@@ -223,9 +227,6 @@ def gone(sentence: str) -> bool:
         if not (_WISH.search(text[: m.start()]) or _AS_THEN.search(text[: m.start()]))
     ]
     return bool(said) and not _IMPROVING.search(text)
-
-
-_AS_THEN = re.compile(r"\bas (?:i|it|he|she|we|they|you) $")
 
 
 def absent(sentence: str) -> bool:
@@ -485,17 +486,17 @@ _FAMILY_QUESTION = re.compile(
 )
 
 
+def asks_family(question: str) -> bool:
+    """ "Any medical diseases in the family?": the reply is about the family."""
+    return bool(_FAMILY_QUESTION.search(question.lower()))
+
+
 _OWN = re.compile(r"\bi(?:'ve|'m| have| had| get| got| am)\b")
 
 
 def own_before(text: str) -> bool:
     """The words say what the speaker has ("no , but i have had some chest pain")."""
     return bool(_OWN.search(text.lower()))
-
-
-def asks_family(question: str) -> bool:
-    """ "Any medical diseases in the family?": the reply is about the family."""
-    return bool(_FAMILY_QUESTION.search(question.lower()))
 
 
 def of_third_person(sentence: str) -> bool:

@@ -290,8 +290,8 @@ def _restated(turn: Turn, m: Mention, a: Assertion) -> bool:
         return True
     if m.kind == "condition":
         return a.reported or a.uncertain
-    on_record = any(same_condition(m.subject, v) == "name" for v in turn.views)
-    return on_record and (a.reported and m.kind == "symptom" or _treated(turn, m))
+    said_of_record = (a.reported and m.kind == "symptom") or _treated(turn, m)
+    return said_of_record and bool(turn.named_on_record(m.subject))
 
 
 # "he is taking coumadin for his atrial fibrillation": what a drug is taken for

@@ -6,6 +6,7 @@ provider turn it answers, and the quoting helpers the readers share.
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from engine.memories.confidence import CEILING, REPEAT_GAIN, memory_confidence
@@ -116,20 +117,23 @@ class Turn:
         """The record conditions (fact keys) a symptom subject bears on."""
         return frozenset(v.fact.fact_key for v in self.views if same_condition(subject, v))
 
+    def named_on_record(self, subject: str) -> frozenset[str]:
+        """The record conditions (fact keys) a subject names by name (not by manifestation)."""
+        return frozenset(
+            v.fact.fact_key for v in self.views if same_condition(subject, v) == "name"
+        )
+
+    @cached_property
     def talked_about(self) -> frozenset[str]:
         """The record conditions (fact keys) the clinician names in the turn answered ("how
         are you doing with the heart failure ? any shortness of breath ?"), else the one
         asked about in the turns just before."""
         said = self.asked.sentences if self.asked else []
-        named = {
-            v.fact.fact_key
-            for s in said
-            for m, _ in s.mentions
-            for v in self.views
-            if same_condition(m.subject, v) == "name"
-        }
+        named = frozenset().union(
+            *(self.named_on_record(m.subject) for s in said for m, _ in s.mentions)
+        )
         if named or self.recent_topic is None:
-            return frozenset(named)
+            return named
         return self.conditions_of(self.recent_topic.subject)
 
     def on_record(self, m: Mention) -> bool:
@@ -142,20 +146,20 @@ class Turn:
         """ "How is that right arm?" / "that pain is gone" → "arm pain"; "where's your
         pain?" / "in my left elbow" → "elbow pain"; "it's my right upper arm . it hurts
         really bad" → "arm pain": a bare complaint takes the body part of the question,
-        else the first one of the `answer` to it, else the last one `said_before` it in
-        the turn, else the one the conversation named last."""
+        else (unless `asked_only`) the first one of the `answer` to it, else the last one
+        `said_before` it in the turn, else the one the conversation named last."""
         if m.kind != "symptom" or len(words(m.subject)) != 1:
             return m.subject
         hits = self.lex.complaints.find(tokenize(m.subject))
         if not hits:
             return m.subject
-        part = (self.asked.body_part(self.lex) if self.asked else None) or (
-            None
-            if asked_only
-            else next((p for _, _, p in self._parts(answer)), None)
-            or next((p for _, _, p in reversed(self._parts(said_before))), None)
-            or self.recent_part
-        )
+        part = self.asked.body_part(self.lex) if self.asked else None
+        if part is None and not asked_only:
+            part = (
+                next((p for _, _, p in self._parts(answer)), None)
+                or next((p for _, _, p in reversed(self._parts(said_before))), None)
+                or self.recent_part
+            )
         return f"{singular_part(part)} {hits[0][2]}" if part else m.subject
 
     def _parts(self, text: str) -> list[tuple[int, int, str]]:
@@ -190,7 +194,7 @@ class Turn:
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
         if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
             attributes["side"] = part_side
-        if type_ == "symptom" and (about := self.talked_about()):
+        if type_ == "symptom" and (about := self.talked_about):
             attributes["talked_about"] = sorted(about)
         inferred = bool(attributes.get("class_drugs")) and not attributes.get("drugs")
         confidence = memory_confidence(str(attributes.get("via", "")), own, inferred)
