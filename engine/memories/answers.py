@@ -108,7 +108,9 @@ def _symptom_answer(
     turn: Turn, answer: Sentence, pol: Polarity, question: Sentence, m: Mention
 ) -> None:
     subject = turn.with_part(m, answer=answer.text)  # "yes , in my left knee"
-    if _covered(turn, m.subject) or _covered(turn, subject):
+    # "any pain with swallowing?" / "yes, i get some chest pain": the pain it asked about
+    felt = m.extra.get("complaint", "")
+    if any(_covered(turn, s) for s in (m.subject, subject, felt) if s):
         return
     present = pol in {Polarity.YES, Polarity.BAD, Polarity.LESS}
     # "able to walk without pain?" / "yes": no pain; "did the tingling go away?" / "yes"
@@ -334,7 +336,7 @@ def _status(turn: Turn, pol: Polarity) -> list[Sentence]:
 
 def _covered(turn: Turn, subject: str) -> bool:
     """The reply already has a memory about this subject (it named it itself), or about a
-    kind of it ("any pain with swallowing?" / "yes, i get some chest pain")."""
+    kind of it ("any pain?" / "yes, i get some chest pain")."""
     mine = content_words(subject)
     return any(
         c == subject or c.endswith(" " + subject) or mine & content_words(c) for c in turn.covered

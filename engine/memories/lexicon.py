@@ -68,6 +68,21 @@ def _trouble_variants(terms: list[tuple[str, SymptomTerm]]) -> list[tuple[str, S
     return out
 
 
+# A lay complaint as the patient says it, asked by the clinician: "burning when i pee" is
+# "any burning when you pee?", "blood in my urine" "blood in your urine?".
+_ASKED = {"i": "you", "my": "your", "me": "you"}
+
+
+def _asked_variants(lay: dict[str, str]) -> dict[str, str]:
+    """Each first-person lay term said in the second person."""
+    out = {}
+    for term, canonical in lay.items():
+        said = [_ASKED.get(w, w) for w in term.split()]
+        if said != term.split():
+            out[" ".join(said)] = canonical
+    return out
+
+
 def _read(name: str) -> Any:
     text = resources.files("engine.memories").joinpath("data").joinpath(name).read_text("utf-8")
     return json.loads(text)
@@ -82,8 +97,9 @@ def load_lexicon() -> Lexicon:
     """The shipped vocabularies (cached: the symptom file holds ~24,000 terms)."""
     generated = _read("symptoms.json")["terms"]
     cues = _read("cues.json")
+    lay_symptoms = cues["lay_symptoms"] | _asked_variants(cues["lay_symptoms"])
     symptom_items: list[tuple[str, SymptomTerm]] = [
-        (lay, SymptomTerm(canonical, "lay")) for lay, canonical in cues["lay_symptoms"].items()
+        (lay, SymptomTerm(canonical, "lay")) for lay, canonical in lay_symptoms.items()
     ]
     symptom_items += [
         (term, SymptomTerm(entry["canonical"], entry["id"])) for term, entry in generated.items()
@@ -103,7 +119,7 @@ def load_lexicon() -> Lexicon:
     topics = tuple((kind, _index(p)) for kind, p in cues["preference_topics"].items())
     return Lexicon(
         symptoms=PhraseIndex(symptom_items, stems=True),
-        lay_terms=frozenset(words(lay) for lay in cues["lay_symptoms"]),
+        lay_terms=frozenset(words(lay) for lay in lay_symptoms),
         conditions=PhraseIndex(cues["condition_terms"]),
         body_parts=_index(cues["body_parts"]),
         body_part_words=frozenset(w for p in cues["body_parts"] for w in words(p)),

@@ -162,7 +162,8 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     # "heart burn", "my heart is racing" are complaints, not the heart
     lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
-    found += symptoms + _inabilities(text, lex) + said + _unfelt(tokens, lex)
+    found += symptoms + _inabilities(text, lex) + _with_activity(text, lex) + said
+    found += _unfelt(tokens, lex)
     found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
     found = [m for m in found if m.kind not in SYMPTOMISH or not _PROCEDURE.match(text[m.end :])]
@@ -321,6 +322,40 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
                 Mention("symptom", match.start(), end, term.canonical, term.canonical, term.source)
             )
     return out
+
+
+# Pain said with what brings it on, as the vocabulary names it: "pain when i swallow" is
+# painful swallowing, "any pain while you're urinating?" painful urination (HPO's terms).
+_WITH_ACTIVITY = re.compile(
+    r"\b(pain|painful|hurts?|hurting|discomfort|burning)"
+    r" (?:when|while|with|on|during) (?:(?:i|you|he|she|they)(?:'m|'re| am| are| is)? )?([a-z]+)"
+)
+
+
+def _with_activity(text: str, lex: Lexicon) -> list[Mention]:
+    out = []
+    for match in _WITH_ACTIVITY.finditer(text.lower()):
+        tried = [(match.end(), f"painful {noun}") for noun in _nouns(match.group(2))]
+        if hit := _first_known(lex, tried):
+            end, phrase, term = hit
+            felt = {"complaint": lex.body_complaint_words.get(match.group(1), "pain")}
+            out.append(
+                Mention(
+                    "symptom", match.start(), end, phrase, term.canonical, term.source, extra=felt
+                )
+            )
+    return out
+
+
+def _nouns(verb: str) -> list[str]:
+    """What an activity is called: swallow → swallowing, urinate, urinating → urination."""
+    base = verb.removesuffix("ing")
+    forms = [verb, *_gerunds(verb)]
+    if base != verb:
+        forms += [base + "ion", base + "ation"]
+    elif verb.endswith("ate"):
+        forms.append(verb[:-1] + "ion")
+    return forms
 
 
 # A complaint said of what has it, as the vocabulary says it the other way round: "my mouth

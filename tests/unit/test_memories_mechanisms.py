@@ -585,3 +585,25 @@ def test_a_hedged_denial_denies() -> None:
     _, edges = _run(turns, [foot])
     assert ("symptom", "foot tingling", "conflicts") not in edges
     assert ("symptom", "foot tingling", "corroborates") in edges  # absent, as recorded
+
+
+def test_pain_said_with_what_brings_it_on_is_named_as_the_vocabulary_names_it() -> None:
+    turns: Turns = [
+        ("provider", "what brings you in ?"),
+        ("patient", "i have pain when i swallow , down in my chest ."),
+        ("provider", "any pain while you're urinating ?"),
+        ("patient", "yes , a little ."),
+    ]
+    uti = condition("condition:text:uti", "Urinary tract infection")
+    memories, edges = _run(turns, [uti])
+    assert ("symptom", "painful swallowing") in memories
+    assert ("symptom", "painful urination", "enriches") in edges
+
+
+def test_a_lay_complaint_is_known_when_the_clinician_asks_it() -> None:
+    turns: Turns = [
+        ("provider", "any burning when you pee ?"),
+        ("patient", "no ."),
+    ]
+    uti = condition("condition:text:uti", "Urinary tract infection")
+    assert _run(turns, [uti])[1] == [("symptom", "painful urination", "enriches")]
