@@ -46,7 +46,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.93.0"
+    version = "1.94.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -382,8 +382,13 @@ def _requests(text: str, lex: Lexicon) -> list[str]:
     asks for options ("what can we do about this?" against "can we do the injection?")."""
     if cues.asks_what(text):
         return []
-    tokens = tokenize(text)
-    return [name for name, index in lex.preference_cues if index.find(tokens)]
+    said = (tokenize(text), tokenize(_WE.sub("i", text)))
+    return [name for name, index in lex.preference_cues if any(index.find(t) for t in said)]
+
+
+# A parent choosing with the child, a couple together: "we'd like to do the surgery" is
+# said as "i'd like to do the surgery" is.
+_WE = re.compile(r"\bwe\b", re.IGNORECASE)
 
 
 def warm_up() -> None:

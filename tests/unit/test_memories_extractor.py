@@ -314,3 +314,12 @@ def test_an_open_question_about_the_patient_is_a_concern_and_small_talk_is_not()
         "Will I be asleep for this?",
         "so will i be able to run again",
     ]
+
+
+def test_a_choice_made_together_is_a_care_preference() -> None:
+    for said in ("Yes, we'd like to do the surgery.", "We want to go through with the procedure."):
+        [care] = by_type(run(("caregiver", said)), MemoryType.PREFERENCE)
+        assert care.subject == "care", said
+    # "can we do" asks for care as it stands, not as "can i do"
+    [asked] = by_type(run(("patient", "Can we do blood work too?")), MemoryType.PREFERENCE)
+    assert asked.subject == "care"
