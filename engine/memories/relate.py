@@ -119,13 +119,13 @@ def _overruled(
     if proposed.type is RelationshipType.CONFLICTS or memory.type is not MemoryType.ADHERENCE:
         return proposed
     for read, conflict in conflicts:
-        if conflict.fact_key == proposed.fact_key and _same_statement(memory, read):
+        if conflict.fact_key == proposed.fact_key and same_statement(memory, read):
             why = f"the offline reading of the same statement: {conflict.rationale}"
             return conflict.model_copy(update={"memory_id": memory.memory_id, "rationale": why})
     return proposed
 
 
-def _same_statement(a: Memory, b: Memory) -> bool:
+def same_statement(a: Memory, b: Memory) -> bool:
     """Some quote of each overlaps one of the other in the same message."""
     return any(
         x.message_id == y.message_id and x.start < y.end and y.start < x.end

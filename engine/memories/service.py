@@ -13,12 +13,21 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from engine.memories.extractor import MEMORY_ROLES, Extractor, Usage
+from engine.memories.extractor import MEMORY_ROLES, Candidate, Extractor, Usage
 from engine.memories.offline import OfflineExtractor
-from engine.memories.relate import relate_all
+from engine.memories.relate import relate, relate_all, same_statement
 from engine.memories.speakers import as_spoken
 from engine.memories.verify import checked
-from engine.models import Batch, Memory, Message, Relationship, Scope, Watermark
+from engine.models import (
+    Batch,
+    Fact,
+    Memory,
+    MemoryType,
+    Message,
+    Relationship,
+    Scope,
+    Watermark,
+)
 from engine.store import GraphStore
 
 # The attributes GUIDELINE §2 defines (plus an as-needed `pattern`); what else extractors
@@ -102,7 +111,9 @@ def generate_memories(
     if extractor is not offline and any(c.relationships is not None for _, c in accepted):
         # the offline reading of the same messages checks the proposals (`relate_all`)
         again = offline.extract(messages, facts, processed=len(context)).candidates
-        reading = [m for m, _ in checked(again, messages, offline.name, offline.version)]
+        read = [(m, c) for m, c in checked(again, messages, offline.name, offline.version)]
+        reading = [m for m, _ in read]
+        accepted += _adherence_missed(accepted, read, facts, done, messages)
     relationships = relate_all(accepted, facts, f"{extractor.name} {extractor.version}", reading)
     memories = [_public(m) for m, _ in accepted]
     last = new[-1].seq
@@ -122,6 +133,28 @@ def generate_memories(
         usage=extraction.usage,
         labels_swapped=swapped,
     )
+
+
+def _adherence_missed(
+    accepted: list[tuple[Memory, Candidate]],
+    read: list[tuple[Memory, Candidate]],
+    facts: list[Fact],
+    done: int,
+    messages: list[Message],
+) -> list[tuple[Memory, Candidate]]:
+    """The offline reading's statements of how a recorded medication is taken that the
+    model left out: no memory of the model says the same or shares a quote with it."""
+    said = {(m.type, m.subject) for m, _ in accepted}
+    missed = [
+        (m, c)
+        for m, c in read
+        if m.type is MemoryType.ADHERENCE
+        and (m.type, m.subject) not in said
+        and not any(same_statement(m, a) for a, _ in accepted)
+        and _spoken_in(m, done, messages)
+    ]
+    recorded = {r.memory_id for r in relate([m for m, _ in missed], facts)}
+    return [(m, c) for m, c in missed if m.memory_id in recorded]
 
 
 def _spoken_in(memory: Memory, after: int, messages: list[Message]) -> bool:

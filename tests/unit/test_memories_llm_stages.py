@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from engine.memories.llm import LlmExtractor
+from engine.memories.offline import OfflineExtractor
 from engine.memories.relate import INFERENCE
 from engine.memories.service import generate_memories
 from engine.memories.verify import METHOD_PROPOSED
@@ -83,9 +84,10 @@ def test_the_models_type_stands_and_non_conflicts_it_did_not_propose_are_dropped
         chat(answer(sugars())),
         chat(answer(sugars({"fact": 1, "type": "corroborates"}))),
     ]
-    dropped = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    said = SUGARS_SAID[:2]
+    dropped = generate_memories(FakeStore(said, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
     assert dropped.relationships == []
-    stands = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    stands = generate_memories(FakeStore(said, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
     assert [(r.fact_key, r.type.value) for r in stands.relationships] == [
         (DIABETES, "corroborates")
     ]
@@ -105,6 +107,22 @@ def test_a_discrepancy_the_offline_reading_finds_in_the_same_adherence_statement
     assert (rel.fact_key, rel.type.value, rel.extractor) == (METFORMIN, "conflicts", INFERENCE)
     assert rel.memory_id == result.memories[0].memory_id
     assert rel.rationale.startswith("the offline reading of the same statement: ")
+
+
+def test_how_a_recorded_drug_is_taken_the_model_left_out_comes_from_the_offline_reading(
+    fake: FakeLLM, llm: LlmExtractor
+) -> None:
+    fake.replies = [chat(answer(sugars({"fact": 1, "type": "enriches"})))]
+    result = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    added = [m for m in result.memories if m.type.value == "adherence"]
+    assert [(m.subject, m.extractor) for m in added] == [("metformin", OfflineExtractor.name)]
+    [rel] = [r for r in result.relationships if r.memory_id == added[0].memory_id]
+    assert (rel.fact_key, rel.type.value, rel.extractor) == (METFORMIN, "conflicts", INFERENCE)
+    # said by the model already (by another name, or sharing a quote): not again
+    stopped = {**STOPPED, "subject": "glucophage", "quotes": [{"message": 4, "quote": "I stopped"}]}
+    fake.replies = [chat(answer(stopped))]
+    again = generate_memories(FakeStore(SUGARS_SAID, FACTS), SCOPE, "s1", llm)  # type: ignore[arg-type]
+    assert [m.subject for m in again.memories] == ["glucophage"]
 
 
 def test_earlier_messages_are_shown_as_processed_and_yield_nothing(
