@@ -7,6 +7,10 @@ shared by every extractor) → write (one batch, below).
 The session's `processed_through` watermark moves in the same transaction as the
 memories, so a retry after a crash or a concurrent second call creates nothing twice:
 the store refuses a batch whose watermark no longer stands where it was read.
+
+When another extractor proposes relationships, the offline extractor reads the same
+messages as a second opinion (`relate.relate_all`), and what it finds of how a recorded
+medication is taken that the model left out is kept too (`_adherence_missed`).
 """
 
 from typing import Literal
@@ -111,7 +115,7 @@ def generate_memories(
     if extractor is not offline and any(c.relationships is not None for _, c in accepted):
         # the offline reading of the same messages checks the proposals (`relate_all`)
         again = offline.extract(messages, facts, processed=len(context)).candidates
-        read = [(m, c) for m, c in checked(again, messages, offline.name, offline.version)]
+        read = checked(again, messages, offline.name, offline.version)
         reading = [m for m, _ in read]
         accepted += _adherence_missed(accepted, read, facts, done, messages)
     relationships = relate_all(accepted, facts, f"{extractor.name} {extractor.version}", reading)
