@@ -534,6 +534,16 @@ def _pointed_back(tokens: list[Token], parts: list[tuple[int, int, str]], ci: in
     return before[-1][2] if before else None
 
 
+def each_part(subject: str, lex: Lexicon) -> list[str]:
+    """A complaint of parts joined by "and" is each part's: "neck and back pain" is neck
+    pain and back pain (one memory per subject); "knee or hip pain" says one of them."""
+    *parts, complaint = subject.split()
+    joined = " ".join(parts).split(" and ")
+    if len(joined) < 2 or not all(j and set(j.split()) <= lex.body_part_words for j in joined):
+        return [subject]
+    return [f"{part} {complaint}" for part in joined]
+
+
 def singular_part(part: str) -> str:
     """Every word of a body part in the singular ("knees and hips" → "knee and hip")."""
     return " ".join(singular(w) for w in part.split())

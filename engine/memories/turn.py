@@ -15,7 +15,7 @@ from engine.memories.entities import ConditionView, same_condition, same_sided_c
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.lexicon import Lexicon
-from engine.memories.mentions import Mention, part_groups, singular_part
+from engine.memories.mentions import Mention, each_part, part_groups, singular_part
 from engine.memories.text import clause_around, tokenize, words
 from engine.models import Message
 
@@ -191,6 +191,10 @@ class Turn:
         evidence: list[Quote],
         attributes: dict[str, Any],
     ) -> None:
+        if type_ == "symptom" and len(parts := each_part(subject, self.lex)) > 1:
+            for one in parts:  # each sharing the quotes
+                self.add((*key, one), type_, one, text, list(evidence), dict(attributes))
+            return
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
         if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
             attributes["side"] = part_side

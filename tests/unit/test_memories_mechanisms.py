@@ -521,7 +521,7 @@ def test_a_complaint_without_its_part_takes_the_part_asked_about() -> None:
     assert [e for e in edges if e[1] == "knee swelling"]
 
 
-def test_a_complaint_asked_about_after_joined_parts_is_every_parts() -> None:
+def test_a_complaint_asked_about_after_joined_parts_is_each_parts() -> None:
     turns: Turns = [
         ("provider", "you're here about your right knee and hip pain ."),
         ("patient", "that's right ."),
@@ -534,9 +534,13 @@ def test_a_complaint_asked_about_after_joined_parts_is_every_parts() -> None:
     messages = conversation(*turns)
     extraction = extractor.extract(messages, facts)
     accepted = checked(extraction.candidates, messages, extractor.name, extractor.version)
-    assert [m.subject for m, _ in accepted] == ["knee and hip pain"]
-    linked = {r.fact_key for r in relate_all(accepted, facts, "x")}
-    assert linked == {KNEE.fact_key, hip.fact_key}
+    # one memory per part, sharing the quotes, each linked to its own condition
+    subjects = {m.memory_id: m.subject for m, _ in accepted}
+    assert sorted(subjects.values()) == ["hip pain", "knee pain"]
+    quotes = {tuple(e.quote for e in m.evidence) for m, _ in accepted}
+    assert len(quotes) == 1
+    linked = {(subjects[r.memory_id], r.fact_key) for r in relate_all(accepted, facts, "x")}
+    assert linked == {("knee pain", KNEE.fact_key), ("hip pain", hip.fact_key)}
 
 
 def test_a_part_only_complaint_alone_is_no_symptom() -> None:
