@@ -478,12 +478,31 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             lo = ci  # "my arm does not hurt": the negation is ConText's to read, not the mention's
         subject = f"{singular_part(part)} {complaint}"
         out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
-        if pj == ci:  # "back and knee pain": the complaint is both parts'
-            for qi, qj, other in parts:
-                if qj < pi and {t.text for t in tokens[qj:pi]} <= {"and", "or"}:
-                    both = f"{singular_part(other)} {complaint}"
-                    out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
+        # "back and knee pain", "my shoulder and neck started to hurt", "pain in my neck
+        # and back": the complaint is every joined part's
+        for qi, qj, other in _joined_to(tokens, parts, closest):
+            both = f"{singular_part(other)} {complaint}"
+            out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
     return out
+
+
+def _joined_to(
+    tokens: list[Token], parts: list[tuple[int, int, str]], part: tuple[int, int, str]
+) -> list[tuple[int, int, str]]:
+    """The parts joined to `part` by "and" or "or", before and after it ("shoulder, neck
+    and back")."""
+    k = parts.index(part)
+    joined = []
+    for step in (-1, 1):
+        j = k
+        while 0 <= j + step < len(parts):
+            a, b = sorted((parts[j], parts[j + step]))
+            between = {t.text for t in tokens[a[1] : b[0]]}
+            if not between or not between <= {"and", "or", ","}:
+                break
+            j += step
+            joined.append(parts[j])
+    return joined
 
 
 # "i can't feel my toes", "she lost feeling in her left hand": numbness of that part

@@ -611,3 +611,13 @@ def test_a_lay_complaint_is_known_when_the_clinician_asks_it() -> None:
     ]
     uti = condition("condition:text:uti", "Urinary tract infection")
     assert _run(turns, [uti])[1] == [("symptom", "painful urination", "enriches")]
+
+
+def test_a_complaint_said_of_joined_parts_is_every_parts() -> None:
+    for said, parts in (
+        ("last week my right shoulder and neck started to hurt .", ["neck", "shoulder"]),
+        ("i have a lot of pain in my back and knees .", ["back", "knee"]),
+        ("my back hurts and my knee is fine .", ["back"]),
+    ):
+        memories, _ = _run([("patient", said)], [])
+        assert sorted(s for _, s in memories) == [f"{p} pain" for p in parts], said
