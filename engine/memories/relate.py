@@ -43,10 +43,11 @@ from engine.memories.regimen import (
     dose_differs,
     frequency_differs,
 )
+from engine.memories.text import words
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.12.0"
+INFERENCE = "offline-inference 2.13.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"
@@ -257,7 +258,16 @@ def _one_of_class(memory: Memory, facts: list[Fact]) -> list[Fact]:
     if len(facts) <= 1 or memory.attributes.get("plural"):
         return facts
     active = [f for f in facts if not _inactive(f)]
+    if len(active) > 1:  # "my inhaler": the inhaler, not the nasal spray of the same drug
+        forms = set(words(memory.subject)) & _FORMS
+        active = [f for f in active if forms & set(words(f.label))] if forms else active
     return active if len(active) == 1 else []
+
+
+# The forms a drug is given in, as the patient names one ("my inhaler", "the cream").
+_FORMS = frozenset(
+    {"inhaler", "cream", "ointment", "gel", "lotion", "patch", "drops", "spray", "injection"}
+)
 
 
 def adherence_type(memory: Memory, fact: Fact) -> tuple[RelationshipType, str]:

@@ -178,6 +178,20 @@ def test_a_class_phrase_means_the_one_record_drug_of_that_class_or_all_when_plur
     assert {e.fact_key for e in both} == {AMLODIPINE.fact_key, LOSARTAN.fact_key}
 
 
+def test_a_form_named_is_the_one_record_drug_given_in_it() -> None:
+    inhaler = medication("medication:text:albuterol", "Albuterol 90 mcg/actuation inhaler")
+    said = memory(
+        MemoryType.ADHERENCE,
+        "inhaler",
+        "I use my inhaler every day",
+        behavior="as_prescribed",
+        drugs=[],
+        class_drugs=["albuterol", "fluticasone"],
+    )
+    [edge] = relate([said], [inhaler, FLONASE])  # Flonase: a nasal spray of fluticasone
+    assert edge.fact_key == inhaler.fact_key
+
+
 def test_a_single_drug_is_the_product_with_exactly_that_ingredient() -> None:
     [edge] = relate(
         [adherence("fluticasone", "I'm not taking the Flonase right now", "stopped")],
