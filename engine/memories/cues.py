@@ -105,7 +105,8 @@ _NUMBER = (
 # What a reply about a condition the provider just named says about its state.
 _STATUS = re.compile(
     r"\b(still|better|worse|improv\w*|good|well|great|fine|bad"
-    r"|(?:seems?|it's|is|was|doing|going|been|feels?|feeling) (?:okay|ok)|gone|go away|went away"
+    r"|(?:seems?|it's|is|are|was|were|doing|going|been|feels?|feeling) (?:okay|ok)"
+    r"|gone|go away|went away"
     r"|episodes?|flares?|attacks?|under control|controlled|all over the place|running|stable"
     r"|same|helping|ups and downs|good days|bad days|again|back|times?|" + _NUMBER + r")\b"
 )

@@ -46,6 +46,17 @@ def test_a_status_reply_about_the_asked_condition_is_a_memory_about_it() -> None
     assert edges == {FLARE.fact_key: RelationshipType.CONFLICTS, GOUT.fact_key: "enriches"}
 
 
+def test_they_are_okay_says_how_the_asked_condition_goes_after_a_follow_up() -> None:
+    memories = run(
+        ("provider", "how are you doing with your sugars are you watching your diet"),
+        ("patient", "i'm trying to yeah i think they are okay"),
+        facts=(T2DM,),
+    )
+    [sugars] = of_type(memories, MemoryType.SYMPTOM)
+    assert sugars.subject == "sugars" and sugars.attributes["via"] == "topic"
+    assert any("they are okay" in e.quote for e in sugars.evidence)
+
+
 def test_a_topic_is_looked_up_before_a_question_that_only_asks_how_it_goes() -> None:
     memories = run(
         (
