@@ -371,13 +371,13 @@ _OTHERS_WORRY = re.compile(
 _QUESTION_LEAD = r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now|yeah|yes|no)\W+)*"
 # A patient's question that speech recognition left without its mark opens with an
 # inverted auxiliary, maybe after a wh-word: "is that golfer's elbow", "when can i play
-# basketball again"; a subject between the two makes a clause ("when i do that , i feel it
-# in my legs").
+# basketball again", "how long do you think it'll take to heal"; a subject between the two
+# makes a clause ("when i do that , i feel it in my legs").
 _ASKS_ITSELF = re.compile(
     _QUESTION_LEAD
     + r"(?:(?:what|when|how|why|which|where)(?: (?!(?:i|you|he|she|we|they|it)\b)\w+)? )?"
-    r"(?:is|was|will|would|can|could|should|do|does|did|am)"
-    r" (?:i|it|that|this|we|there|my|the)\b"
+    r"(?:(?:is|was|will|would|can|could|should|do|does|did|am)"
+    r" (?:i|it|that|this|we|there|my|the)\b|(?:do|does|did) you think\b)"
 )
 # Longer unmarked "questions" are statements with an inversion in them.
 ASKS_ITSELF_WORDS = 15

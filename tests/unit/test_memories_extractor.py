@@ -323,3 +323,10 @@ def test_a_choice_made_together_is_a_care_preference() -> None:
     # "can we do" asks for care as it stands, not as "can i do"
     [asked] = by_type(run(("patient", "Can we do blood work too?")), MemoryType.PREFERENCE)
     assert asked.subject == "care"
+
+
+def test_a_patient_asking_what_the_doctor_thinks_asks_without_its_mark() -> None:
+    [worry] = by_type(
+        run(("patient", "so how long do you think it'll take to heal")), MemoryType.CONCERN
+    )
+    assert worry.evidence[0].quote == "so how long do you think it'll take to heal"
