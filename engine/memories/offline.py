@@ -13,12 +13,7 @@ from engine.memories.adherence import read_adherence, specific
 from engine.memories.answers import read_answer, read_confirmation
 from engine.memories.context import Assertion
 from engine.memories.cues import Polarity
-from engine.memories.entities import (
-    condition_views,
-    medication_generics,
-    record_phrases,
-    same_condition,
-)
+from engine.memories.entities import condition_views, medication_generics, record_phrases
 from engine.memories.exchange import Asked, Sentence, parse
 from engine.memories.extractor import Candidate, Extraction
 from engine.memories.lexicon import Lexicon, load_lexicon
@@ -268,15 +263,13 @@ def _record_list(turn: Turn, sentence: Sentence) -> list[Mention]:
         for m, a in sentence.mentions
         if m.kind in SYMPTOMISH
         and not a.negated
-        and any(_names(m, same_condition(m.subject, v)) for v in turn.views)
+        # by its own name, or by a condition's everyday name ("high cholesterol")
+        and (
+            turn.named_on_record(m.subject)
+            or (m.kind == "condition" and turn.conditions_of(m.subject))
+        )
     ]
     return named if len(named) > 1 and not cues.status(sentence.text) else []
-
-
-def _names(m: Mention, how: str | None) -> bool:
-    """The mention names the condition: its own name, or a condition's everyday name
-    ("high cholesterol")."""
-    return how == "name" or (how is not None and m.kind == "condition")
 
 
 def _restated(turn: Turn, m: Mention, a: Assertion) -> bool:
@@ -382,7 +375,7 @@ def _requests(text: str, lex: Lexicon) -> list[str]:
     asks for options ("what can we do about this?" against "can we do the injection?")."""
     if cues.asks_what(text):
         return []
-    said = (tokenize(text), tokenize(_WE.sub("i", text)))
+    said = [tokenize(t) for t in {text, _WE.sub("i", text)}]
     return [name for name, index in lex.preference_cues if any(index.find(t) for t in said)]
 
 
