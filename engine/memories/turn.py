@@ -11,7 +11,13 @@ from typing import Any
 
 from engine.memories.confidence import CEILING, REPEAT_GAIN, memory_confidence
 from engine.memories.drugs import ingredients
-from engine.memories.entities import ConditionView, same_condition, same_sided_condition, side
+from engine.memories.entities import (
+    ConditionView,
+    concept,
+    same_condition,
+    same_sided_condition,
+    side,
+)
 from engine.memories.exchange import Asked, Sentence
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.lexicon import Lexicon
@@ -195,6 +201,8 @@ class Turn:
             for one in parts:  # each sharing the quotes
                 self.add((*key, one), type_, one, text, list(evidence), dict(attributes))
             return
+        if type_ == "symptom":  # one memory per symptom, however it was named
+            key = ("symptom", concept(subject) or subject)
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
         if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
             attributes["side"] = part_side

@@ -330,3 +330,32 @@ def test_a_patient_asking_what_the_doctor_thinks_asks_without_its_mark() -> None
         run(("patient", "so how long do you think it'll take to heal")), MemoryType.CONCERN
     )
     assert worry.evidence[0].quote == "so how long do you think it'll take to heal"
+
+
+def test_a_symptom_said_again_is_one_memory_however_it_is_named() -> None:
+    """GUIDELINE §2: a statement repeated later is the same memory, its quote added."""
+    # parts of a joined complaint, named again by a bare "the pain"
+    said = run(
+        ("patient", "I have pain in my right neck and shoulder."),
+        ("provider", "Is it worse at any time?"),
+        ("patient", "The pain is worse at night."),
+    )
+    assert sorted(m.subject for m in said) == ["neck pain", "shoulder pain"]
+    assert all(len(m.evidence) == 3 for m in said)
+    # two names of one symptom vocabulary concept (dyspnea)
+    [breath] = run(
+        ("patient", "I get short of breath on the stairs."),
+        ("provider", "Okay."),
+        ("patient", "And I have trouble breathing at night."),
+    )
+    assert [q.quote for q in breath.evidence][-1] == "And I have trouble breathing at night."
+    # said, then denied for today: one memory, as first said, with both statements
+    back = condition("condition:text:lbp", "Low back pain", ref="Condition/b")
+    [pain] = run(
+        ("patient", "My back hurts a lot."),
+        ("provider", "Any back pain today?"),
+        ("patient", "No, not today."),
+        facts=(back,),
+    )
+    assert pain.attributes["present"] is True
+    assert [q.quote for q in pain.evidence][-1] == "No, not today."
