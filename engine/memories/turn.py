@@ -42,8 +42,13 @@ class Collector:
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, ...], Candidate] = {}
+        # a symptom named more or less precisely than before ("pain", "dry cough") is
+        # the one symptom it names (key → the key it was collected under)
+        self._named: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def add(self, key: tuple[str, ...], candidate: Candidate) -> None:
+        if candidate.type == "symptom" and key not in self._items:
+            key = self._same_symptom(key, candidate)
         existing = self._items.get(key)
         if existing is None:
             self._items[key] = candidate
@@ -72,6 +77,34 @@ class Collector:
 
     def candidates(self) -> list[Candidate]:
         return list(self._items.values())
+
+    def _same_symptom(self, key: tuple[str, ...], candidate: Candidate) -> tuple[str, ...]:
+        """The key of the one symptom collected so far that this names more or less
+        precisely ("cough" and "dry cough", "pain" and "knee pain"), the more precise name
+        kept; the key itself when there is none, or several ("pain" beside "knee pain"
+        and "back pain")."""
+        if key in self._named:
+            return self._named[key]
+        related = [
+            k
+            for k, c in self._items.items()
+            if c.type == "symptom" and _narrower(c.subject, candidate.subject)
+        ]
+        if len(related) != 1:
+            return key
+        [found] = related
+        self._named[key] = found
+        existing = self._items[found]
+        if len(words(candidate.subject)) > len(words(existing.subject)):
+            existing.subject = candidate.subject
+        return found
+
+
+def _narrower(one: str, other: str) -> bool:
+    """Whether one symptom name narrows the other: the same complaint, with words added
+    ("lower back pain" and "back pain", "cough" and "dry cough")."""
+    a, b = words(one), words(other)
+    return a[-1:] == b[-1:] and (set(a) < set(b) or set(b) < set(a))
 
 
 def quote(message: Message, start: int, end: int) -> Quote:

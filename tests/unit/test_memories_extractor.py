@@ -2,6 +2,7 @@
 
 from engine.memories.extractor import Candidate, Quote
 from engine.memories.offline import OfflineExtractor
+from engine.memories.turn import Collector
 from engine.memories.verify import accept, memory_id
 from engine.models import Fact, Memory, MemoryType, Role
 from tests.unit.test_memories_builders import condition, conversation, medication
@@ -359,3 +360,33 @@ def test_a_symptom_said_again_is_one_memory_however_it_is_named() -> None:
     )
     assert pain.attributes["present"] is True
     assert [q.quote for q in pain.evidence][-1] == "No, not today."
+
+
+def test_a_symptom_named_more_precisely_is_the_same_memory_under_the_precise_name() -> None:
+    [cough] = run(
+        ("patient", "I've had a cough for two weeks."),
+        ("provider", "Is it productive?"),
+        ("patient", "No, it's a dry cough, mostly at night."),
+    )
+    assert cough.subject == "dry cough"
+    assert len(cough.evidence) == 3
+    [back] = run(
+        ("patient", "My lower back pain is back."),
+        ("provider", "Okay."),
+        ("patient", "The back pain gets worse when I sit."),
+    )
+    assert back.subject == "lower back pain"
+    assert back.evidence[-1].quote == "The back pain gets worse when I sit."
+
+
+def test_a_bare_complaint_beside_several_precise_ones_stays_apart() -> None:
+    def said(subject: str, text: str) -> Candidate:
+        return Candidate(
+            type="symptom", subject=subject, text=text, evidence=[Quote(message_id="m", quote=text)]
+        )
+
+    out = Collector()
+    out.add(("symptom", "knee pain"), said("knee pain", "my knee hurts"))
+    out.add(("symptom", "back pain"), said("back pain", "my back hurts"))
+    out.add(("symptom", "pain"), said("pain", "the pain is bad"))
+    assert [c.subject for c in out.candidates()] == ["knee pain", "back pain", "pain"]
