@@ -139,7 +139,7 @@ def _symptom_answer(
     went = (bool(gone) or asks_gone) and not present and not cues.improving(turn.text)
     quotes = [turn.quote(s.start, s.end) for s in [answer, *gone]]
     turn.add(
-        ("symptom", subject, str(present)),
+        ("symptom", subject),
         "symptom",
         subject,
         answer.text,
@@ -198,7 +198,7 @@ def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
         present = not (gone or cues.absent(answer.text))
         turn.covered.add(subject)
         turn.add(
-            ("symptom", subject, str(present)),
+            ("symptom", subject),
             "symptom",
             subject,
             answer.text,
@@ -285,7 +285,7 @@ def _topic_answer(turn: Turn, pol: Polarity) -> None:
     details = {d for s in status for d in cues.details(s.text)} | {"status"}
     turn.covered.add(topic.subject)
     turn.add(
-        ("symptom", topic.subject, str(not absent)),
+        ("symptom", topic.subject),
         "symptom",
         topic.subject,
         " ".join(s.text for s in status),

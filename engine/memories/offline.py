@@ -238,7 +238,7 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
             "via": "statement" if subject == m.subject else "asked-part",
         }
         turn.add(
-            ("symptom", subject, str(present)),
+            ("symptom", subject),
             "symptom",
             subject,
             sentence.text,

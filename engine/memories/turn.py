@@ -232,9 +232,9 @@ class Turn:
     ) -> None:
         if type_ == "symptom" and len(parts := each_part(subject, self.lex)) > 1:
             for one in parts:  # each sharing the quotes
-                self.add((*key, one), type_, one, text, list(evidence), dict(attributes))
+                self.add(("symptom", one), type_, one, text, list(evidence), dict(attributes))
             return
-        if type_ == "symptom":  # one memory per symptom, however it was named
+        if type_ == "symptom":  # one memory per symptom, however it was named and said
             key = ("symptom", concept(subject) or subject)
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
         if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
