@@ -41,19 +41,21 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.100.0"
+    version = "1.101.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
 
         Earlier (processed) messages are read like the others: they pair answers with
-        questions and name drugs that "it" points back to; the service keeps only
-        memories whose patient words lie in the new messages.
+        questions and name drugs that "it" points back to, but yield no memories, so what
+        a new message says again about a subject is a memory of its own.
         """
-        return Extraction(self.candidates(messages, facts))
+        return Extraction(self.candidates(messages, facts, processed))
 
-    def candidates(self, messages: list[Message], facts: list[Fact]) -> list[Candidate]:
-        """The candidates of every patient and caregiver turn of `messages`."""
+    def candidates(
+        self, messages: list[Message], facts: list[Fact], processed: int = 0
+    ) -> list[Candidate]:
+        """The candidates of every patient and caregiver turn of `messages[processed:]`."""
         views = condition_views(facts)
         lex = load_lexicon()
         lex = replace(lex, conditions=lex.conditions.extended(record_phrases(views)))
@@ -93,6 +95,7 @@ class OfflineExtractor:
                 (t for k, t in reversed(topics) if k >= i - RECENT_TURNS), None
             )
             turn.examining = examining
+            out.collecting = i >= processed
             _read_turn(turn)
             parts += _body_parts(turn.text, lex)
             seen += [

@@ -42,11 +42,15 @@ class Collector:
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, ...], Candidate] = {}
+        # False while earlier (processed) messages are read: they give context only
+        self.collecting = True
         # a symptom named more or less precisely than before ("pain", "dry cough") is
         # the one symptom it names (key → the key it was collected under)
         self._named: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def add(self, key: tuple[str, ...], candidate: Candidate) -> None:
+        if not self.collecting:
+            return
         if candidate.type == "symptom" and key not in self._items:
             key = self._same_symptom(key, candidate)
         existing = self._items.get(key)

@@ -66,3 +66,21 @@ def test_only_new_messages_yield_memories_but_earlier_questions_give_context() -
     result = generate_memories(store, SCOPE, SESSION)  # type: ignore[arg-type]
     assert [m.subject for m in result.memories] == ["nausea"]
     assert {e.quote for e in result.memories[0].evidence} == {"Yes.", "Any nausea?"}
+
+
+def test_a_new_statement_of_a_symptom_said_before_is_a_new_memory() -> None:
+    """The earlier messages only give context: what the new ones say again about a
+    symptom is not folded into the memory written before, and so lost."""
+    back = condition("condition:text:lbp", "Low back pain", ref="Condition/b")
+    messages = conversation(
+        ("patient", "My back hurts a lot."), ("provider", "Any back pain today?")
+    )
+    store = FakeStore(messages, [back])
+    [before] = generate_memories(store, SCOPE, SESSION).memories  # type: ignore[arg-type]
+    assert before.attributes["present"] is True
+    store.messages += conversation(
+        ("provider", "x"), ("provider", "y"), ("patient", "No, not today.")
+    )[2:]
+    [now] = generate_memories(store, SCOPE, SESSION).memories  # type: ignore[arg-type]
+    assert now.subject == "back pain" and now.attributes["present"] is False
+    assert {e.quote for e in now.evidence} == {"No, not today.", "Any back pain today?"}
