@@ -38,7 +38,8 @@ BEHAVIOUR_RANK = (
 
 
 class Collector:
-    """Candidates merged by key, so a repeated statement becomes one memory."""
+    """Candidates merged by key, so a repeated statement becomes one memory; a symptom's
+    key is its name in the symptom vocabulary (its concept), whatever key it came with."""
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, ...], Candidate] = {}
@@ -51,8 +52,10 @@ class Collector:
     def add(self, key: tuple[str, ...], candidate: Candidate) -> None:
         if not self.collecting:
             return
-        if candidate.type == "symptom" and key not in self._items:
-            key = self._same_symptom(key, candidate)
+        if candidate.type == "symptom":  # one memory per symptom, however named and said
+            key = ("symptom", concept(candidate.subject) or candidate.subject)
+            if key not in self._items:
+                key = self._same_symptom(key, candidate)
         existing = self._items.get(key)
         if existing is None:
             self._items[key] = candidate
@@ -238,8 +241,6 @@ class Turn:
             for one in parts:  # each sharing the quotes
                 self.add(("symptom", one), type_, one, text, list(evidence), dict(attributes))
             return
-        if type_ == "symptom":  # one memory per symptom, however it was named and said
-            key = ("symptom", concept(subject) or subject)
         own = [q.quote for q in evidence if q.message_id == self.message.message_id]
         if type_ == "symptom" and (part_side := side(" ".join(q.quote for q in evidence), subject)):
             attributes["side"] = part_side
