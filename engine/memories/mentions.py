@@ -155,7 +155,7 @@ def singular(word: str) -> str:
 def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     """Everything of interest in `text`, without overlaps (longer and medication first)."""
     tokens = [_without_possessive(t) for t in tokenize(text)]
-    found = _meds(tokens, lex) + _body(tokens, lex)
+    found = _meds(tokens, lex) + _body(text, tokens, lex)
     found += _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
     symptoms = _symptoms(tokens, lex)
     said = _predicates(text, lex)
@@ -453,14 +453,22 @@ def part_groups(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]
     return groups
 
 
-def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
+def _body(text: str, tokens: list[Token], lex: Lexicon) -> list[Mention]:
     """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint."""
     parts = find_parts(tokens, lex)
     complaints = lex.complaints.find(tokens)
+    runs = _runs(text, tokens, complaints)
     out = []
-    for ci, cj, complaint in complaints:
-        near = [p for p in parts if p[1] > ci - _WINDOW and p[0] < cj + _WINDOW]
-        closest = min(near, key=lambda p: abs(p[0] - ci)) if near else None
+    for (ci, cj, complaint), run in zip(complaints, runs, strict=True):
+        if complaint in lex.part_only_complaints and runs.count(run) > 1:
+            continue  # "pain and discomfort in my head": the pain says it
+        joined = [c for c, r in zip(complaints, runs, strict=True) if r == run and c[0] != ci]
+        lo, hi = min([ci, *(c[0] for c in joined)]), max([cj, *(c[1] for c in joined)])
+        near = [p for p in parts if p[1] > lo - _WINDOW and p[0] < hi + _WINDOW]
+        # "my knee hurts and swelling in my ankle": the part no joined complaint stands before
+        closest = (
+            min(near, key=lambda p: (_behind(joined, p, ci), abs(p[0] - ci))) if near else None
+        )
         if closest is None or _crosses_sentence(tokens, min(closest[0], ci), max(closest[1], cj)):
             if (back := _pointed_back(tokens, parts, ci)) is not None:
                 subject = f"{singular_part(back)} {complaint}"
@@ -476,6 +484,10 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
         lo, hi = min(pi, ci), max(pj, cj)
         if pj <= ci and _denied_verb(tokens[pj:ci]):
             lo = ci  # "my arm does not hurt": the negation is ConText's to read, not the mention's
+        if _behind(joined, closest, ci):
+            # "pain or stiffness in the knee", "my knee is stiff and swollen": each
+            # complaint joined to the one next to the part is the part's, in its own words
+            lo, hi = ci, cj
         subject = f"{singular_part(part)} {complaint}"
         out.append(Mention("body", tokens[lo].start, tokens[hi - 1].end, subject, subject))
         # "back and knee pain", "my shoulder and neck started to hurt", "pain in my neck
@@ -484,6 +496,23 @@ def _body(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             both = f"{singular_part(other)} {complaint}"
             out.append(Mention("body", tokens[qi].start, tokens[qj - 1].end, both, both))
     return out
+
+
+_JOINING = re.compile(r"[\s,]*(?:\b(?:and|or)\b)?[\s,]*", re.IGNORECASE)
+
+
+def _behind(joined: list[tuple[int, int, str]], part: tuple[int, int, str], ci: int) -> bool:
+    """A joined complaint stands between the complaint at `ci` and the part."""
+    return any(min(part[1], ci) <= c[0] < max(part[0], ci) for c in joined)
+
+
+def _runs(text: str, tokens: list[Token], complaints: list[tuple[int, int, str]]) -> list[int]:
+    """Which run of complaints joined by "and", "or" or commas each complaint is in."""
+    runs: list[int] = []
+    for k, (ci, _, _) in enumerate(complaints):
+        gap = text[tokens[complaints[k - 1][1] - 1].end : tokens[ci].start] if k else "."
+        runs.append(runs[-1] if _JOINING.fullmatch(gap) else k)
+    return runs
 
 
 def _joined_to(

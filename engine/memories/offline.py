@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.101.0"
+    version = "1.102.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -260,11 +260,13 @@ def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:
 def _record_list(turn: Turn, sentence: Sentence) -> list[Mention]:
     """The record's diagnoses, listed ("i have a lot going on , high cholesterol , high
     blood pressure , acid reflux"): two or more named as on record, and not how they
-    are going."""
+    are going; complaints of a body part are how one is going ("pain and stiffness in my
+    knee")."""
     named = [
         m
         for m, a in sentence.mentions
         if m.kind in SYMPTOMISH
+        and m.kind != "body"
         and not a.negated
         # by its own name, or by a condition's everyday name ("high cholesterol")
         and (

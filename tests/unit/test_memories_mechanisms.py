@@ -621,3 +621,21 @@ def test_a_complaint_said_of_joined_parts_is_every_parts() -> None:
     ):
         memories, _ = _run([("patient", said)], [])
         assert sorted(s for _, s in memories) == [f"{p} pain" for p in parts], said
+
+
+def test_complaints_joined_about_one_part_are_each_a_memory_of_it() -> None:
+    # GUIDELINE §2: "headaches and dizziness" is two memories; so is "pain and stiffness"
+    for said, want in (
+        ("i have pain and stiffness in my knee every morning .", ["knee pain", "knee stiffness"]),
+        ("my knee is stiff and swollen .", ["knee stiffness", "knee swelling"]),
+        (
+            "pain , swelling , and stiffness in my knee .",
+            ["knee pain", "knee stiffness", "knee swelling"],
+        ),
+        ("my knee hurts and swelling in my ankle .", ["ankle swelling", "knee pain"]),
+        # a complaint that says nothing of its own beside one that does
+        ("i get pain and discomfort in my knee .", ["knee pain"]),
+    ):
+        memories, edges = _run([("provider", "how is the knee ?"), ("patient", said)], [KNEE])
+        assert sorted(s for _, s in memories) == want, said
+        assert ("symptom", "knee pain", "enriches") in edges or "knee pain" not in want, said
