@@ -463,8 +463,8 @@ def _body(text: str, tokens: list[Token], lex: Lexicon) -> list[Mention]:
         if complaint in lex.part_only_complaints and runs.count(run) > 1:
             continue  # "pain and discomfort in my head": the pain says it
         joined = [c for c, r in zip(complaints, runs, strict=True) if r == run and c[0] != ci]
-        lo, hi = min([ci, *(c[0] for c in joined)]), max([cj, *(c[1] for c in joined)])
-        near = [p for p in parts if p[1] > lo - _WINDOW and p[0] < hi + _WINDOW]
+        first, last = min([ci, *(c[0] for c in joined)]), max([cj, *(c[1] for c in joined)])
+        near = [p for p in parts if p[1] > first - _WINDOW and p[0] < last + _WINDOW]
         # "my knee hurts and swelling in my ankle": the part no joined complaint stands before
         closest = (
             min(near, key=lambda p: (_behind(joined, p, ci), abs(p[0] - ci))) if near else None
@@ -510,8 +510,10 @@ def _runs(text: str, tokens: list[Token], complaints: list[tuple[int, int, str]]
     """Which run of complaints joined by "and", "or" or commas each complaint is in."""
     runs: list[int] = []
     for k, (ci, _, _) in enumerate(complaints):
-        gap = text[tokens[complaints[k - 1][1] - 1].end : tokens[ci].start] if k else "."
-        runs.append(runs[-1] if _JOINING.fullmatch(gap) else k)
+        joined = k > 0 and _JOINING.fullmatch(
+            text[tokens[complaints[k - 1][1] - 1].end : tokens[ci].start]
+        )
+        runs.append(runs[-1] if joined else k)
     return runs
 
 
