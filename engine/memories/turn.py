@@ -237,6 +237,8 @@ class Turn:
         evidence: list[Quote],
         attributes: dict[str, Any],
     ) -> None:
+        if type_ == "symptom" and subject in self.lex.habits and not self.related(subject, text):
+            return  # GUIDELINE §2: "i smoke" is a clinical state only of a recorded condition
         if type_ == "symptom" and len(parts := each_part(subject, self.lex)) > 1:
             for one in parts:  # each sharing the quotes
                 self.add(("symptom", one), type_, one, text, list(evidence), dict(attributes))

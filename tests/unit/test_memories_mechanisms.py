@@ -639,3 +639,17 @@ def test_complaints_joined_about_one_part_are_each_a_memory_of_it() -> None:
         memories, edges = _run([("provider", "how is the knee ?"), ("patient", said)], [KNEE])
         assert sorted(s for _, s in memories) == want, said
         assert ("symptom", "knee pain", "enriches") in edges or "knee pain" not in want, said
+
+
+def test_a_habit_is_a_memory_only_about_a_recorded_condition() -> None:
+    # social history is not a clinical state (GUIDELINE §2) unless it is the status of a
+    # condition on record
+    turns: Turns = [
+        ("provider", "do you smoke or drink ?"),
+        ("patient", "i smoke about half a pack a day and i drink a beer on weekends ."),
+    ]
+    assert _run(turns, [])[0] == []
+    tobacco = condition("condition:text:tob", "Tobacco use disorder")
+    memories, edges = _run(turns, [tobacco])
+    assert memories == [("symptom", "smoking")]
+    assert edges == [("symptom", "smoking", "enriches")]
