@@ -653,3 +653,19 @@ def test_a_habit_is_a_memory_only_about_a_recorded_condition() -> None:
     memories, edges = _run(turns, [tobacco])
     assert memories == [("symptom", "smoking")]
     assert edges == [("symptom", "smoking", "enriches")]
+
+
+def test_a_condition_named_by_its_site_is_the_complaint_there() -> None:
+    # "lumbar" is the low back, "rotator cuff" the shoulder: the complaint at that site
+    # is the condition's own, as "knee pain" is the "osteoarthritis of knee"
+    said: Turns = [("provider", "how is the back ?"), ("patient", "my back pain is worse .")]
+    ddd = condition("condition:text:ddd", "Degenerative disc disease, lumbar spine")
+    assert _run(said, [ddd])[1] == [("symptom", "back pain", "enriches")]
+    healed = condition("condition:text:ls", "Lumbar strain", status="resolved")
+    assert _run(said, [healed])[1] == [("symptom", "back pain", "conflicts")]
+    shoulder: Turns = [("patient", "my shoulder hurts when i reach up .")]
+    cuff = condition("condition:text:rc", "Rotator cuff tendinitis, right")
+    assert _run(shoulder, [cuff])[1] == [("symptom", "shoulder pain", "enriches")]
+    chest: Turns = [("provider", "any chest pain ?"), ("patient", "no .")]
+    mi = condition("condition:text:mi", "Acute myocardial infarction, s/p stent")
+    assert _run(chest, [mi])[1] == [("symptom", "chest pain", "enriches")]
