@@ -666,6 +666,10 @@ def test_a_condition_named_by_its_site_is_the_complaint_there() -> None:
     shoulder: Turns = [("patient", "my shoulder hurts when i reach up .")]
     cuff = condition("condition:text:rc", "Rotator cuff tendinitis, right")
     assert _run(shoulder, [cuff])[1] == [("symptom", "shoulder pain", "enriches")]
+    # a complaint elsewhere is not the site's: numb feet are not the carpal tunnel
+    feet: Turns = [("patient", "my feet are numb .")]
+    tunnel = condition("condition:text:ct", "Carpal tunnel syndrome, left")
+    assert _run(feet, [tunnel])[1] == []
     chest: Turns = [("provider", "any chest pain ?"), ("patient", "no .")]
     mi = condition("condition:text:mi", "Acute myocardial infarction, s/p stent")
     assert _run(chest, [mi])[1] == [("symptom", "chest pain", "enriches")]
