@@ -673,3 +673,17 @@ def test_a_condition_named_by_its_site_is_the_complaint_there() -> None:
     chest: Turns = [("provider", "any chest pain ?"), ("patient", "no .")]
     mi = condition("condition:text:mi", "Acute myocardial infarction, s/p stent")
     assert _run(chest, [mi])[1] == [("symptom", "chest pain", "enriches")]
+
+
+def test_an_inflammation_named_by_its_organ_is_that_organs_complaint() -> None:
+    # "otitis" is the ear's, "pharyngitis" the throat's: a denied earache bears on it
+    otitis = condition("condition:text:om", "Otitis media")
+    ear: Turns = [("provider", "any ear pain ?"), ("patient", "no .")]
+    assert _run(ear, [otitis])[1] == [("symptom", "ear pain", "enriches")]
+    throat = condition("condition:text:ph", "Acute viral pharyngitis")
+    sore: Turns = [("patient", "my throat is still sore .")]
+    assert _run(sore, [throat])[1] == [("symptom", "throat pain", "enriches")]
+    # an eye disease is what the patient sees
+    cataract = condition("condition:text:cat", "Senile cataract of both eyes")
+    vision: Turns = [("patient", "my vision has been blurry .")]
+    assert [e for _, _, e in _run(vision, [cataract])[1]] == ["enriches"]
