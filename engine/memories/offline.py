@@ -265,8 +265,7 @@ def _record_list(turn: Turn, sentence: Sentence) -> list[Mention]:
     named = [
         m
         for m, a in sentence.mentions
-        if m.kind in SYMPTOMISH
-        and m.kind != "body"
+        if m.kind in {"symptom", "condition"}
         and not a.negated
         # by its own name, or by a condition's everyday name ("high cholesterol")
         and (
