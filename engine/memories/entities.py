@@ -101,9 +101,13 @@ def condition_views(facts: Iterable[Fact]) -> list[ConditionView]:
 
 
 def concept(phrase: str) -> str | None:
-    """The symptom vocabulary's concept for exactly this phrase: HPO's preferred name, which
-    its synonyms share ("shortness of breath" and "dyspnea": dyspnea)."""
-    term = load_lexicon().symptoms.get(phrase.strip())
+    """The symptom vocabulary's concept for this phrase: HPO's preferred name, which its
+    synonyms share ("shortness of breath" and "dyspnea": dyspnea)."""
+    symptoms = load_lexicon().symptoms
+    said = phrase.strip()
+    # in either number: "kidney stone" is HPO's "kidney stones", "migraines" its "migraine"
+    forms = (said, said + "s", said[:-1] if said.endswith("s") else said)
+    term = next((t for form in forms if (t := symptoms.get(form))), None)
     return term.canonical if term else None
 
 

@@ -274,6 +274,13 @@ def test_a_symptom_and_a_condition_the_vocabulary_calls_one_concept_are_the_same
     assert edge.type is RelationshipType.ENRICHES and "by name" in edge.rationale
 
 
+def test_a_concept_is_found_in_either_number() -> None:
+    stones = condition("condition:snomed:95570007", "Nephrolithiasis")  # HPO: "kidney stones"
+    stone = memory(MemoryType.SYMPTOM, "kidney stone", "i passed a kidney stone", present=True)
+    [edge] = relate([stone], [stones, HYPERTENSION])
+    assert edge.fact_key == stones.fact_key and "by name" in edge.rationale
+
+
 def test_a_symptom_on_file_itself_is_that_entrys_not_also_a_manifestation_of_another() -> None:
     dyspnea = condition("condition:text:sob", "Shortness of breath on exertion")
     breath = memory(
