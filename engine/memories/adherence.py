@@ -4,10 +4,12 @@ A drug named in the sentence is the subject. An unnamed one ("the medication", "
 pills", "it") is resolved from the conversation: first the medication the patient named
 earlier in the same turn ("I was taking antiretroviral medications ... I stopped those
 medications"); otherwise the drugs the provider named in the turn being answered ("are
-you still taking the metformin?" / "I take it with breakfast"). A phrase that names a
-class ("my blood pressure pill") or a product ("the scar gel") keeps those words for
-`relate` to resolve against the record. What others did ("they gave me aspirin") and
-reading out a list are not adherence.
+you still taking the metformin?" / "I take it with breakfast"); otherwise, in reply to
+a question about what is taken, the drug named in the last few turns ("I started my
+ferrous sulfate again" / "and what are you taking?" / "25 milligram tablets, twice
+daily"). A phrase that names a class ("my blood pressure pill") or a product ("the scar
+gel") keeps those words for `relate` to resolve against the record. What others did
+("they gave me aspirin") and reading out a list are not adherence.
 """
 
 import re
@@ -174,6 +176,9 @@ def resolve(turn: Turn, m: Mention, before: str | None = None) -> list[tuple[Men
     named = question.named_meds() if question else []
     if named:
         return [(n, "provider-named") for n in named]
+    if question is not None and turn.recent_med is not None and _asks_use(question):
+        # "i started taking my iron pills" / "and what are you taking?" / "25 mg tablets"
+        return [(turn.recent_med, "recent")]
     # "in terms of your high blood pressure, how are you doing?" / "i take my medicine"
     topic = (question.topic(turn.conditions_of) if question else None) or turn.recent_topic
     treats = class_drugs(topic.subject, turn.lex) if topic else ()

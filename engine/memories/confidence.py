@@ -23,6 +23,7 @@ _BY_VIA = {
     "provider-named": 0.65,
     "answer-asked": 0.65,
     "topic": 0.6,
+    "recent": 0.6,
     "answer": 0.55,
     "unnamed": 0.45,
 }

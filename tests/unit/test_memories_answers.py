@@ -213,6 +213,18 @@ def test_those_medications_are_the_ones_the_patient_just_named() -> None:
     assert edge.type is RelationshipType.CONFLICTS
 
 
+def test_pills_unnamed_in_reply_to_what_is_taken_are_the_drug_just_talked_about() -> None:
+    memories = run(
+        ("provider", "are you taking any supplements such as iron ?"),
+        ("patient", "i started taking my ferrous sulfate again ."),
+        ("provider", "and what are you taking ?"),
+        ("patient", "i'm taking 25 milligram tablets , twice daily ."),
+    )
+    [memory] = of_type(memories, MemoryType.ADHERENCE)
+    assert memory.subject == "ferrous sulfate"
+    assert any("25 milligram tablets" in e.quote for e in memory.evidence)
+
+
 def test_no_to_taking_it_regularly_is_missed_doses_not_a_stop() -> None:
     memories = run(
         ("provider", "are you taking the metformin every day ?"),
