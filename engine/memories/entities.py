@@ -102,12 +102,15 @@ def condition_views(facts: Iterable[Fact]) -> list[ConditionView]:
 
 def concept(phrase: str) -> str | None:
     """The symptom vocabulary's concept for this phrase: HPO's preferred name, which its
-    synonyms share ("shortness of breath" and "dyspnea": dyspnea)."""
-    symptoms = load_lexicon().symptoms
+    synonyms share ("shortness of breath" and "dyspnea": dyspnea; "belly pain" and
+    "stomach pain": abdominal pain)."""
+    lex = load_lexicon()
     said = phrase.strip()
+    # a lay body part as the vocabulary says it: "belly pain" is abdominal pain
+    anatomical = " ".join(lex.part_adjectives.get(w, w) for w in words(said))
     # in either number: "kidney stone" is HPO's "kidney stones", "migraines" its "migraine"
-    forms = (said, said + "s", said[:-1] if said.endswith("s") else said)
-    term = next((t for form in forms if (t := symptoms.get(form))), None)
+    forms = [f for s in (said, anatomical) for f in (s, s + "s", s[:-1] if s.endswith("s") else s)]
+    term = next((t for form in forms if (t := lex.symptoms.get(form))), None)
     return term.canonical if term else None
 
 

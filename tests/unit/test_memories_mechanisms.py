@@ -687,3 +687,17 @@ def test_an_inflammation_named_by_its_organ_is_that_organs_complaint() -> None:
     cataract = condition("condition:text:cat", "Senile cataract of both eyes")
     vision: Turns = [("patient", "my vision has been blurry .")]
     assert [e for _, _, e in _run(vision, [cataract])[1]] == ["enriches"]
+
+
+def test_a_lay_part_and_the_vocabularys_anatomical_word_name_one_complaint() -> None:
+    # "belly", "stomach" and "abdomen" are where HPO's abdominal pain hurts: said in turn,
+    # they are one memory (GUIDELINE §2: a statement repeated later is the same memory)
+    turns: Turns = [
+        ("provider", "what brings you in ?"),
+        ("patient", "i have pain in my belly ."),
+        ("provider", "when is it worse ?"),
+        ("patient", "the stomach pain is worse at night ."),
+    ]
+    assert _run(turns, [])[0] == [("symptom", "belly pain")]
+    swollen: Turns = [("patient", "my tummy is swollen ."), ("patient", "my abdomen is bloated .")]
+    assert len(_run(swollen, [])[0]) == 1
