@@ -104,14 +104,20 @@ def concept(phrase: str) -> str | None:
     """The symptom vocabulary's concept for this phrase: HPO's preferred name, which its
     synonyms share ("shortness of breath" and "dyspnea": dyspnea; "belly pain" and
     "stomach pain": abdominal pain)."""
-    lex = load_lexicon()
     said = phrase.strip()
-    # a lay body part as the vocabulary says it: "belly pain" is abdominal pain
-    anatomical = " ".join(lex.part_adjectives.get(w, w) for w in words(said))
+    anatomical = _anatomical(said)
     # in either number: "kidney stone" is HPO's "kidney stones", "migraines" its "migraine"
     forms = [f for s in (said, anatomical) for f in (s, s + "s", s[:-1] if s.endswith("s") else s)]
-    term = next((t for form in forms if (t := lex.symptoms.get(form))), None)
+    symptoms = load_lexicon().symptoms
+    term = next((t for form in forms if (t := symptoms.get(form))), None)
     return term.canonical if term else None
+
+
+def _anatomical(phrase: str) -> str:
+    """The phrase with a lay body part said as the vocabulary's anatomical adjective
+    ("belly pain" → "abdominal pain")."""
+    adjectives = load_lexicon().part_adjectives
+    return " ".join(adjectives.get(w, w) for w in words(phrase))
 
 
 # Where a condition label divides into the things it names ("Osteoarthritis of knee,
@@ -156,7 +162,8 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
         return "name"
     if concept(subject) in view.concepts:
         return "name"
-    tokens = {_stem(w) for w in words(subject)}  # "blood pressures" shows blood pressure
+    # "blood pressures" shows blood pressure, "belly pain" abdominal pain
+    tokens = {_stem(w) for w in words(subject) + words(_anatomical(subject))}
     for key, signs in load_lexicon().manifestations.items():
         if key not in view.text:
             continue

@@ -701,3 +701,7 @@ def test_a_lay_part_and_the_vocabularys_anatomical_word_name_one_complaint() -> 
     assert _run(turns, [])[0] == [("symptom", "belly pain")]
     swollen: Turns = [("patient", "my tummy is swollen ."), ("patient", "my abdomen is bloated .")]
     assert len(_run(swollen, [])[0]) == 1
+    # and bears on what the vocabulary's word is a sign of
+    ibs = condition("condition:text:ibs", "Irritable bowel syndrome")
+    tummy: Turns = [("patient", "my tummy hurts after meals .")]
+    assert _run(tummy, [ibs])[1] == [("symptom", "tummy pain", "enriches")]
