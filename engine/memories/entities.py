@@ -105,9 +105,9 @@ def concept(phrase: str) -> str | None:
     synonyms share ("shortness of breath" and "dyspnea": dyspnea; "belly pain" and
     "stomach pain": abdominal pain)."""
     said = phrase.strip()
-    anatomical = _anatomical(said)
-    # in either number: "kidney stone" is HPO's "kidney stones", "migraines" its "migraine"
-    forms = [f for s in (said, anatomical) for f in (s, s + "s", s[:-1] if s.endswith("s") else s)]
+    # as said and with a lay body part said as the vocabulary says it; in either number:
+    # "kidney stone" is HPO's "kidney stones", "migraines" its "migraine"
+    forms = [f for s in (said, _anatomical(said)) for f in (s, s + "s", s.removesuffix("s"))]
     symptoms = load_lexicon().symptoms
     term = next((t for form in forms if (t := symptoms.get(form))), None)
     return term.canonical if term else None
