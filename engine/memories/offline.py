@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.107.1"
+    version = "1.108.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -351,8 +351,8 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
         kind = "care" if cared or turn.lex.care_objects.find(tokens) else None
     offered = (
         first
-        and turn.question is not None
-        and cues.has_any(turn.question.text, turn.lex.offer_questions)
+        and turn.asked is not None
+        and any(cues.has_any(q.text, turn.lex.offer_questions) for q in turn.asked.questions)
     )
     if not kind and offered and pol in {Polarity.YES, Polarity.NO}:
         kind = "care"

@@ -243,6 +243,18 @@ def test_a_yes_to_an_offered_drug_is_a_choice_not_adherence() -> None:
     assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
 
 
+def test_an_offer_asked_before_the_last_question_is_answered_by_a_no() -> None:
+    memories = run(
+        (
+            "provider",
+            "we can give you some pain medication . how do you feel about that ? "
+            "do you need some pain medication ?",
+        ),
+        ("patient", "no , i think physical therapy is the right way to start out on this ."),
+    )
+    assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
+
+
 def test_a_yes_to_taking_anything_for_a_complaint_is_about_the_treatment() -> None:
     memories = run(
         ("provider", "okay and are you taking anything for pain ?"),
