@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.108.0"
+    version = "1.109.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -354,7 +354,7 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
         and turn.asked is not None
         and any(cues.has_any(q.text, turn.lex.offer_questions) for q in turn.asked.questions)
     )
-    if not kind and offered and pol in {Polarity.YES, Polarity.NO}:
+    if not kind and offered and (pol in {Polarity.YES, Polarity.NO} or _takes_up(turn, sentence)):
         kind = "care"
     if not kind:
         return
@@ -371,6 +371,16 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
             speaker=turn.message.role.value,
             attributes={"detail": sentence.text},
         ),
+    )
+
+
+def _takes_up(turn: Turn, sentence: Sentence) -> bool:
+    """A reply to an offer that says which care, or that the patient will try it ("well ,
+    i'll try something new just to help", "maybe just increasing the dose might help")."""
+    return (
+        any(m.kind in MEDS for m, _ in sentence.mentions)
+        or bool(turn.lex.care_objects.find(tokenize(sentence.text)))
+        or "try" in words(sentence.text)
     )
 
 

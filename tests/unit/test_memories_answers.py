@@ -255,6 +255,14 @@ def test_an_offer_asked_before_the_last_question_is_answered_by_a_no() -> None:
     assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
 
 
+def test_a_reply_to_an_offer_that_takes_it_up_is_a_choice() -> None:
+    offer = "you might have some trouble leading into the winter . how do you feel about that ?"
+    memories = run(("provider", offer), ("patient", "well , i'll try something new just to help ."))
+    assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
+    # not every reply to an offer takes something up
+    assert run(("provider", offer), ("patient", "well , it has been a hard year .")) == []
+
+
 def test_a_yes_to_taking_anything_for_a_complaint_is_about_the_treatment() -> None:
     memories = run(
         ("provider", "okay and are you taking anything for pain ?"),
