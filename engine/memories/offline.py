@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.109.0"
+    version = "1.110.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -352,7 +352,7 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
     offered = (
         first
         and turn.asked is not None
-        and any(cues.has_any(q.text, turn.lex.offer_questions) for q in turn.asked.questions)
+        and any(cues.has_any(q.text, turn.lex.offer_questions) for q in turn.asked.sentences)
     )
     if not kind and offered and (pol in {Polarity.YES, Polarity.NO} or _takes_up(turn, sentence)):
         kind = "care"

@@ -263,6 +263,14 @@ def test_a_reply_to_an_offer_that_takes_it_up_is_a_choice() -> None:
     assert run(("provider", offer), ("patient", "well , it has been a hard year .")) == []
 
 
+def test_an_offer_made_as_a_statement_is_answered_too() -> None:
+    memories = run(
+        ("provider", "we do n't need to start any medications , unless you feel differently ."),
+        ("patient", "no , i feel the same way ."),
+    )
+    assert [(m.type, m.subject) for m in memories] == [(MemoryType.PREFERENCE, "care")]
+
+
 def test_a_yes_to_taking_anything_for_a_complaint_is_about_the_treatment() -> None:
     memories = run(
         ("provider", "okay and are you taking anything for pain ?"),
