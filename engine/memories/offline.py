@@ -347,14 +347,16 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
                 break
     if kind == "wish":
         # "i want to" says what a choice of care says only when it names the care
-        cared = any(m.kind in MEDS for m, _ in sentence.mentions)
-        kind = "care" if cared or turn.lex.care_objects.find(tokens) else None
+        kind = "care" if _names_care(turn, sentence) else None
     offered = (
         first
         and turn.asked is not None
         and any(cues.has_any(q.text, turn.lex.offer_questions) for q in turn.asked.sentences)
     )
-    if not kind and offered and (pol in {Polarity.YES, Polarity.NO} or _takes_up(turn, sentence)):
+    # the offer taken up or declined: by a yes or no, by naming the care, or by a try ("how
+    # do you feel about that ?" / "well , i'll try something new just to help")
+    answered = pol in {Polarity.YES, Polarity.NO} or "try" in words(sentence.text)
+    if not kind and offered and (answered or _names_care(turn, sentence)):
         kind = "care"
     if not kind:
         return
@@ -374,13 +376,10 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
     )
 
 
-def _takes_up(turn: Turn, sentence: Sentence) -> bool:
-    """A reply to an offer that says which care, or that the patient will try it ("well ,
-    i'll try something new just to help", "maybe just increasing the dose might help")."""
-    return (
-        any(m.kind in MEDS for m, _ in sentence.mentions)
-        or bool(turn.lex.care_objects.find(tokenize(sentence.text)))
-        or "try" in words(sentence.text)
+def _names_care(turn: Turn, sentence: Sentence) -> bool:
+    """The sentence names a drug or a kind of care ("physical therapy", "the surgery")."""
+    return any(m.kind in MEDS for m, _ in sentence.mentions) or bool(
+        turn.lex.care_objects.find(tokenize(sentence.text))
     )
 
 
