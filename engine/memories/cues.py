@@ -368,7 +368,7 @@ _OTHERS_WORRY = re.compile(
 
 
 # What may open a question before its first word that counts.
-_QUESTION_LEAD = r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now|yeah|yes|no)\W+)*"
+_QUESTION_LEAD = r"^(?:(?:okay|ok|so|and|but|um|uh|well|then|also|now|yeah|yes|no|like)\W+)*"
 # A patient's question that speech recognition left without its mark opens with an
 # inverted auxiliary, maybe after a wh-word: "is that golfer's elbow", "when can i play
 # basketball again", "how long do you think it'll take to heal"; a subject between the two

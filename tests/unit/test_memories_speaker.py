@@ -141,6 +141,7 @@ def test_a_question_is_known_without_its_mark_and_an_echo_is_none() -> None:
     assert asks_itself("is that related to my diabetes")
     assert asks_itself("when can i play basketball again")
     assert asks_itself("yeah do i have to do the surgery")  # after a reply to the provider
+    assert asks_itself("yeah like how long do you think it's gon na take for me to heal")
     assert not asks_itself("i think it is related to my diabetes")
     assert not asks_itself("the one on my left wrist ?")
     assert not asks_itself("like fever or chills ?")
