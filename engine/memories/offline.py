@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.111.0"
+    version = "1.112.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -309,10 +309,23 @@ def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:
     return cue
 
 
+# A request that the clinician do something ("can you take a look?", "could you check my
+# feet?"), not an open question; asking to be told ("can you remind me what operation i
+# had?") is one.
+_ACT = re.compile(
+    r"^\W*(?:(?:no|yes|yeah|okay|ok|so|and|but|um|uh|well|actually|doctor|doc)\W+)*"
+    r"(?:can|could|would|will) you "
+    r"(?!(?:also |just |please )?(?:tell|explain|remind|show|go over|describe|clarify|say))\w+"
+)
+
+
 def _concern(turn: Turn, sentence: Sentence) -> None:
     cue = _concern_cue(turn, sentence)
     asks = cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
-    if asks and cues.has_any(sentence.text, turn.lex.logistic_questions):
+    if asks and (
+        cues.has_any(sentence.text, turn.lex.logistic_questions)
+        or _ACT.match(sentence.text.lower())
+    ):
         asks = False
     topical = bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
     # an open question is a concern when it is about something clinical or about the

@@ -333,6 +333,14 @@ def test_a_patient_asking_what_the_doctor_thinks_asks_without_its_mark() -> None
     assert worry.evidence[0].quote == "so how long do you think it'll take to heal"
 
 
+def test_asking_the_clinician_to_do_something_is_no_open_question() -> None:
+    for request in ("Can you take a look at my eye?", "Could you also check my feet?"):
+        assert by_type(run(("patient", request)), MemoryType.CONCERN) == [], request
+    # asking to be told is one
+    told = run(("patient", "Can you remind me what operation I had?"))
+    assert len(by_type(told, MemoryType.CONCERN)) == 1
+
+
 def test_a_symptom_said_again_is_one_memory_however_it_is_named() -> None:
     """GUIDELINE §2: a statement repeated later is the same memory, its quote added."""
     # parts of a joined complaint, named again by a bare "the pain"
