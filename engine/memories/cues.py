@@ -412,6 +412,20 @@ _SELF = re.compile(r"\b(?:i|me|my|mine|we)\b")
 _WH_OPENING = re.compile(_QUESTION_LEAD + r"(?:what|how|why|which|where|who)\b")
 
 
+# A request that the clinician do something ("can you take a look?", "doctor , could you
+# check my feet?"), not an open question; asking to be told ("can you remind me what
+# operation i had?") is one.
+_ACTS = re.compile(
+    _QUESTION_LEAD + r"(?:(?:actually|doctor|doc)\W+)*(?:can|could|would|will) you "
+    r"(?!(?:also |just |please )?(?:tell|explain|remind|show|go over|describe|clarify|say))\w+"
+)
+
+
+def asks_to_act(sentence: str) -> bool:
+    """The sentence asks the clinician to do something rather than to tell something."""
+    return bool(_ACTS.match(sentence.strip().lower()))
+
+
 def asks_itself(sentence: str) -> bool:
     """The sentence asks something, with or without its question mark."""
     text = sentence.strip().lower()

@@ -309,22 +309,11 @@ def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:
     return cue
 
 
-# A request that the clinician do something ("can you take a look?", "could you check my
-# feet?"), not an open question; asking to be told ("can you remind me what operation i
-# had?") is one.
-_ACT = re.compile(
-    r"^\W*(?:(?:no|yes|yeah|okay|ok|so|and|but|um|uh|well|actually|doctor|doc)\W+)*"
-    r"(?:can|could|would|will) you "
-    r"(?!(?:also |just |please )?(?:tell|explain|remind|show|go over|describe|clarify|say))\w+"
-)
-
-
 def _concern(turn: Turn, sentence: Sentence) -> None:
     cue = _concern_cue(turn, sentence)
     asks = cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
     if asks and (
-        cues.has_any(sentence.text, turn.lex.logistic_questions)
-        or _ACT.match(sentence.text.lower())
+        cues.has_any(sentence.text, turn.lex.logistic_questions) or cues.asks_to_act(sentence.text)
     ):
         asks = False
     topical = bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
