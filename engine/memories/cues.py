@@ -421,6 +421,15 @@ _ACTS = re.compile(
 )
 
 
+# "what is c diff ?", "what's that ?": what something the clinician just named is
+_DEFINING = re.compile(_QUESTION_LEAD + r"(?:what is|what's|whats|what are)\b.*\?$")
+
+
+def asks_what_it_is(sentence: str) -> bool:
+    """The sentence asks what something is ("what is c diff ?", "what's that ?")."""
+    return bool(_DEFINING.match(sentence.strip().lower()))
+
+
 def asks_to_act(sentence: str) -> bool:
     """The sentence asks the clinician to do something rather than to tell something."""
     return bool(_ACTS.match(sentence.strip().lower()))

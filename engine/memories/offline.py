@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.112.0"
+    version = "1.113.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -311,12 +311,18 @@ def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:
 
 def _concern(turn: Turn, sentence: Sentence) -> None:
     cue = _concern_cue(turn, sentence)
-    asks = cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
+    # asking what the clinician just named is ("what is c diff ?") asks about the care
+    defines = turn.asked is not None and cues.asks_what_it_is(sentence.text)
+    asks = defines or (
+        cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
+    )
     if asks and (
         cues.has_any(sentence.text, turn.lex.logistic_questions) or cues.asks_to_act(sentence.text)
     ):
         asks = False
-    topical = bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
+    topical = (
+        defines or bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
+    )
     # an open question is a concern when it is about something clinical or about the
     # patient ("will i be asleep for this?"), not any question ("is that okay?")
     if not (cue or (asks and (topical or cues.about_self(sentence.text)))):

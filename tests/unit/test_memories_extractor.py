@@ -341,6 +341,17 @@ def test_asking_the_clinician_to_do_something_is_no_open_question() -> None:
     assert len(by_type(told, MemoryType.CONCERN)) == 1
 
 
+def test_asking_what_the_clinician_just_named_is_a_health_question() -> None:
+    for term, question in (
+        ("You may have picked up C diff in the hospital.", "What is C diff?"),
+        ("We could do a lateral capsular release.", "What's that?"),
+    ):
+        said = run(("provider", term), ("patient", question))
+        assert [m.evidence[0].quote for m in by_type(said, MemoryType.CONCERN)] == [question]
+    # only asked of what a clinician said: not a word of the patient's own
+    assert by_type(run(("patient", "What's that?")), MemoryType.CONCERN) == []
+
+
 def test_a_symptom_said_again_is_one_memory_however_it_is_named() -> None:
     """GUIDELINE §2: a statement repeated later is the same memory, its quote added."""
     # parts of a joined complaint, named again by a bare "the pain"
