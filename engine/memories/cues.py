@@ -591,10 +591,13 @@ def findings(text: str) -> bool:
 
 # What only a clinician says to the patient: in a patient's turn, speech recognition gave
 # the clinician's words to the wrong speaker ("you've got some arthritis in there , we
-# call this hallux rigidus")
+# call this hallux rigidus"; "we're gon na order some blood work", "i wan na see you back
+# in two weeks", "for your first problem of sinusitis")
 _CLINICIAN_ONLY = re.compile(
     r"\b(?:i want you to|i'd like you to|i would like you to|you should|you need to"
-    r"|i'm going to (?:have you|prescribe|order|refer|send you)|i (?:would |'d )?recommend"
+    r"|(?:i'm|we're|i am|we are) (?:also )?(?:going to|gon na) (?:go ahead and )?"
+    r"(?:have you|prescribe|order|refer|send)|i (?:would |'d )?recommend"
+    r"|(?:want to|wan na|like to) see you back|your (?:first|second|third|next|last) problem"
     r"|we call (?:this|that|it)|you(?:'ve| have) got (?:a|an|some)"
     r"|on (?:your |the )?(?:physical )?exam(?:ination)?|my assessment and plan)\b"
 )

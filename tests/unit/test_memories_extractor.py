@@ -253,6 +253,13 @@ def test_a_clinicians_words_in_a_patient_turn_are_no_memories() -> None:
     said = "you've got some arthritis in there , we call this hallux rigidus ."
     assert run(("patient", said)) == []
     assert by_type(run(("patient", "i've got some arthritis in my toe .")), MemoryType.SYMPTOM)
+    # the plan and the problem list as speech recognition writes them ("gon na", "wan na")
+    for plan in (
+        "we're gon na order some blood work that includes checking your iga antibodies .",
+        "and i wan na see you back in two weeks , i'd like to avoid surgery .",
+        "for your first problem of sinusitis , it is a very common infection .",
+    ):
+        assert run(("patient", plan)) == [], plan
 
 
 def test_reading_out_a_drug_name_without_taking_is_not_adherence() -> None:
