@@ -77,11 +77,12 @@ _WINDOW = 6
 _NOT_POSSESSIVE = frozenset(
     {"it", "that", "what", "there", "here", "he", "she", "let", "who", "where", "how", "this"}
 )
-# "blood pressure cuff" is a device, not a reading; "pain management", "sleep study" and
-# "allergy clinic" name a service, not what the patient has; "falling asleep" is no fall.
+# "blood pressure cuff" is a device, not a reading; "pain management", "sleep study",
+# "allergy clinic" and "a heart doctor" name a service, "hay fever season" a time, not what
+# the patient has; "falling asleep" is no fall.
 _NOT_THE_THING = re.compile(
     r"\s*(cuff|machine|monitor|meter|log|check|management|clinic|specialist|study|studies"
-    r"|team|program|center|centre|service|unit|asleep)s?\b",
+    r"|team|program|center|centre|service|unit|asleep|doctor|surgeon|season)s?\b",
     re.IGNORECASE,
 )
 

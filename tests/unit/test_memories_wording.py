@@ -206,4 +206,6 @@ def test_a_symptom_word_naming_a_service_or_device_is_no_symptom() -> None:
     assert subjects("have you been going to pain management ?") == []
     assert subjects("they sent me for a sleep study") == []
     assert subjects("my blood pressure cuff broke") == []
+    assert subjects("he has to see a heart doctor once a year") == []
+    assert subjects("i get a little tired during hay fever season") == ["fatigue"]
     assert subjects("the pain is worse at night") == ["pain"]
