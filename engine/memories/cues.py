@@ -497,6 +497,17 @@ _OWN_RELATIVE = re.compile(rf"\bmy {_RELATIVES}\b")
 _THEIR_RELATIVE = re.compile(rf"\b(?:his|her|their) {_RELATIVES}\b")
 
 
+# a relative of the one asked: "what about your mother?"
+_YOUR_RELATIVE = re.compile(
+    rf"\byour (?:{_RELATIVES}|brother|sister|sibling|aunt|uncle|cousin|parent|grandparent)s?\b"
+)
+
+
+def asks_of_relative(question: str) -> bool:
+    """ "What about your mother?": asked of the patient, the reply is about someone else."""
+    return bool(_YOUR_RELATIVE.search(question.lower()))
+
+
 def of_own_relative(sentence: str) -> bool:
     """The sentence speaks of "my son" (and of no "her brother"): said by a caregiver, the
     patient."""

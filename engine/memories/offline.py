@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.113.2"
+    version = "1.113.3"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -192,13 +192,16 @@ def _of_others(turn: Turn) -> bool:
     have: the family's history ("any medical diseases in the family?" / "yeah , mainly
     heart issues"), or what the one who died had ("how did your brother pass away?" / "he
     had pancreatitis"; "what about your mother?" / "she died at seventy four , she had
-    ..."; a relative asked about without a death may be the patient a caregiver speaks
-    of)."""
+    ..."), or the relative the patient was asked of ("what about your mother?" / "she had
+    diabetes"; a relative a caregiver is asked of may be the patient)."""
     asked = turn.asked.message.text if turn.asked else ""
     first = turn.parsed[0].text
     if cues.asks_family(asked):
         return True
-    return cues.of_third_person(first) and (cues.of_a_death(first) or cues.of_a_death(asked))
+    if not cues.of_third_person(first):
+        return False
+    of_relative = turn.message.role is Role.PATIENT and cues.asks_of_relative(asked)
+    return of_relative or cues.of_a_death(first) or cues.of_a_death(asked)
 
 
 def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:

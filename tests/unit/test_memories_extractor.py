@@ -149,9 +149,12 @@ def test_what_the_one_who_died_had_is_theirs() -> None:
     # a relative asked about may be the patient, spoken of by a caregiver
     told = run(
         ("provider", "Did your mother tell you anything about her condition?"),
-        ("patient", "She said she threw up and she had diarrhea."),
+        ("caregiver", "She said she threw up and she had diarrhea."),
     )
     assert {m.subject for m in told} == {"vomiting", "diarrhea"}
+    # but not by the patient, whose mother's illness is the family's history
+    asked = ("provider", "What about your mother?")
+    assert run(asked, ("patient", "She had the second type of diabetes.")) == []
 
 
 def test_family_history_and_hypotheticals_are_not_memories() -> None:
