@@ -153,8 +153,8 @@ def test_what_the_one_who_died_had_is_theirs() -> None:
     )
     assert {m.subject for m in told} == {"vomiting", "diarrhea"}
     # but not by the patient, whose mother's illness is the family's history
-    asked = ("provider", "What about your mother?")
-    assert run(asked, ("patient", "She had the second type of diabetes.")) == []
+    of_mother = ("provider", "What about your mother?")
+    assert run(of_mother, ("patient", "She had the second type of diabetes.")) == []
 
 
 def test_family_history_and_hypotheticals_are_not_memories() -> None:
