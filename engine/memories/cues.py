@@ -593,11 +593,22 @@ def asks_open(question: str) -> bool:
     return bool(_OPEN.search(question.lower()))
 
 
+# Speech recognition's spellings of a clinician's phrases ("we're gon na order", "i wan na
+# see you back"), said as the cues say them.
+_SPOKEN = {"gon na": "going to", "wan na": "want to"}
+_SPOKEN_FORMS = re.compile(r"\b(?:gon na|wan na)\b")
+
+
+def _as_written(text: str) -> str:
+    """The text, lower case, with speech recognition's "gon na" and "wan na" written out."""
+    return _SPOKEN_FORMS.sub(lambda m: _SPOKEN[m.group()], text.lower())
+
+
 def findings(text: str) -> bool:
     """The clinician reports an exam or test finding or assesses; unlike
     `clinicians_words`, not advice or a plan ("let's talk about your blood pressure")."""
-    lowered = text.lower()
-    return bool(_FINDING.search(lowered) or _ASSESSMENT.search(lowered))
+    written = _as_written(text)
+    return bool(_FINDING.search(written) or _ASSESSMENT.search(written))
 
 
 # What only a clinician says to the patient: in a patient's turn, speech recognition gave
@@ -606,9 +617,9 @@ def findings(text: str) -> bool:
 # in two weeks", "for your first problem of sinusitis")
 _CLINICIAN_ONLY = re.compile(
     r"\b(?:i want you to|i'd like you to|i would like you to|you should|you need to"
-    r"|(?:i'm|we're|i am|we are) (?:also )?(?:going to|gon na) (?:go ahead and )?"
+    r"|(?:i'm|we're|i am|we are) (?:also )?going to (?:go ahead and )?"
     r"(?:have you|prescribe|order|refer|send)|i (?:would |'d )?recommend"
-    r"|(?:want to|wan na|like to) see you back|your (?:first|second|third|next|last) problem"
+    r"|(?:want|like) to see you back|your (?:first|second|third|next|last) problem"
     r"|we call (?:this|that|it)|you(?:'ve| have) got (?:a|an|some)"
     r"|on (?:your |the )?(?:physical )?exam(?:ination)?|my assessment and plan)\b"
 )
@@ -616,13 +627,13 @@ _CLINICIAN_ONLY = re.compile(
 
 def clinician_only(text: str) -> bool:
     """Words a patient does not say to their clinician."""
-    return bool(_CLINICIAN_ONLY.search(text.lower()))
+    return bool(_CLINICIAN_ONLY.search(_as_written(text)))
 
 
 def clinicians_words(text: str) -> bool:
     """The provider's sentence reports an exam, test or review-of-systems finding, assesses,
     advises or plans: a yes to it agrees with the clinician (GUIDELINE §2, not memories)."""
-    return findings(text) or bool(_PLAN.search(text.lower()))
+    return findings(text) or bool(_PLAN.search(_as_written(text)))
 
 
 def behaviour_phrase(sentence: str, lex: Lexicon) -> tuple[str, str | None]:
