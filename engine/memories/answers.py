@@ -16,8 +16,8 @@ from engine.memories.cues import Polarity
 from engine.memories.entities import content_words
 from engine.memories.exchange import Sentence
 from engine.memories.extractor import Quote
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
-from engine.memories.text import words
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, part_groups
+from engine.memories.text import tokenize, words
 from engine.memories.turn import Turn
 
 _SIDE_EFFECT = ("side effect", "issues", "problems", "trouble")
@@ -183,8 +183,9 @@ def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
     """ "how's your pain now?" / "manageable , i guess .", "how long have you had the
     cough?" / "about a week": a statement answering how, when, where or what about a
     symptom the question names is about that symptom (its body part taken from the
-    question or the turns before, "neck and back pain")."""
-    if answer.question or not cues.asks_wh(question.text):
+    question or the turns before, "neck and back pain"); so is a reply that only says
+    where ("does the pain go anywhere?" / "down my left leg .")."""
+    if answer.question or not (cues.asks_wh(question.text) or _says_where(turn, answer)):
         return
     if any(m.kind in SYMPTOMISH or m.kind in MEDS for m, _ in answer.mentions):
         return  # the reply names what it is about
@@ -212,6 +213,22 @@ def _wh_answer(turn: Turn, answer: Sentence, question: Sentence) -> None:
                 "via": "answer",
             },
         )
+
+
+# Not a reply saying where: a denial ("on my body no not really"), a posture ("laying on my
+# side helps"), or the clinician's words ("do you have a podiatrist for your foot exams").
+_NOT_WHERE = re.compile(
+    r"\b(?:no|not|n't|never|nothing|you|your|lay|laying|lie|lying|sleep|sleeping|sit|sitting"
+    r"|stand|standing)\b"
+)
+
+
+def _says_where(turn: Turn, answer: Sentence) -> bool:
+    """ "Does the pain go anywhere?" / "down my left leg .": a yes-or-no question about a
+    bare complaint, answered by where it is."""
+    if _NOT_WHERE.search(answer.text.lower()):
+        return False
+    return bool(part_groups(tokenize(answer.text), turn.lex))
 
 
 def _med_answer(turn: Turn, answer: Sentence, pol: Polarity, question: Sentence) -> None:

@@ -136,6 +136,19 @@ def test_a_bare_complaint_takes_the_body_part_the_provider_asked_about() -> None
     assert edge.type is RelationshipType.CONFLICTS
 
 
+def test_a_reply_saying_only_where_answers_a_yes_or_no_question_about_a_complaint() -> None:
+    [leg] = run(("provider", "Does the pain go anywhere?"), ("patient", "Down my left leg."))
+    assert leg.subject == "leg pain" and leg.attributes["present"] is True
+    # not a denial, a posture, or the clinician's words given to the patient
+    for reply in (
+        "On my body no not really.",
+        "Laying on my side helps a little.",
+        "okay and do you have a podiatrist for your yearly foot exams",
+    ):
+        asked = ("provider", "Have you noticed any rash anywhere else?")
+        assert of_type(run(asked, ("patient", reply)), MemoryType.SYMPTOM) == [], reply
+
+
 def test_a_no_answers_every_question_run_together_without_question_marks() -> None:
     stone = condition("condition:text:kidney-stone", "Kidney stone, right", ref="Condition/ks")
     memories = run(
