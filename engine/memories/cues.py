@@ -422,12 +422,24 @@ _ACTS = re.compile(
 
 
 # "what is c diff ?", "what's that ?": what something the clinician just named is
-_DEFINING = re.compile(_QUESTION_LEAD + r"(?:what is|what's|whats|what are)\b.*\?$")
+_DEFINING = re.compile(
+    _QUESTION_LEAD + r"(?:what is|what's|whats|what are)\s+(?:(?:a|an|the)\s+)?(?P<term>[^?]*?)"
+    r"(?:\s*,?\s*(?:again|doctor|doc))?\s*\?$"
+)
+_POINTING = frozenset({"that", "this", "it", "those", "these", "that's", "they"})
 
 
 def asks_what_it_is(sentence: str) -> bool:
     """The sentence asks what something is ("what is c diff ?", "what's that ?")."""
     return bool(_DEFINING.match(sentence.strip().lower()))
+
+
+def term_asked(sentence: str) -> str | None:
+    """What a question asking what something is names: "c diff" of "what is c diff ?";
+    None for "what's that ?", which points back."""
+    said = _DEFINING.match(sentence.strip().lower())
+    term = said["term"].strip() if said else ""
+    return term if term and not set(words(term)) & _POINTING and len(words(term)) <= 4 else None
 
 
 def asks_to_act(sentence: str) -> bool:

@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.114.0"
+    version = "1.114.1"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -334,7 +334,8 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
         return
     # what the worry is about, not the worry ("worried about ... the benadryl")
     named = [m.subject for m, _ in sentence.mentions if not _said_as(turn, m, cue)]
-    subject = named[0] if named else (cue or "question")
+    asked = cues.term_asked(sentence.text) if defines else None
+    subject = named[0] if named else (cue or asked or "question")
     turn.out.add(
         ("concern", turn.message.message_id),
         Candidate(

@@ -358,6 +358,9 @@ def test_asking_what_the_clinician_just_named_is_a_health_question() -> None:
     ):
         said = run(("provider", term), ("patient", question))
         assert [m.evidence[0].quote for m in by_type(said, MemoryType.CONCERN)] == [question]
+    # about what it names, when it names something
+    [c_diff] = run(("provider", "It may be C diff."), ("patient", "What is C diff?"))
+    assert c_diff.subject == "c diff"
     # only asked of what a clinician said: not a word of the patient's own
     assert by_type(run(("patient", "What's that?")), MemoryType.CONCERN) == []
 
