@@ -224,8 +224,9 @@ _NOT_WHERE = re.compile(
 
 
 def _says_where(turn: Turn, answer: Sentence) -> bool:
-    """ "Does the pain go anywhere?" / "down my left leg .": a yes-or-no question about a
-    bare complaint, answered by where it is."""
+    """The reply names a body part, and neither denies, names a posture nor speaks of
+    "your": it says where the complaint asked about is ("does the pain go anywhere?" /
+    "down my left leg .")."""
     if _NOT_WHERE.search(answer.text.lower()):
         return False
     return bool(part_groups(tokenize(answer.text), turn.lex))

@@ -314,7 +314,8 @@ def _concern_cue(turn: Turn, sentence: Sentence) -> str | None:
 
 def _concern(turn: Turn, sentence: Sentence) -> None:
     cue = _concern_cue(turn, sentence)
-    # asking what the clinician just named is ("what is c diff ?") asks about the care
+    # asking what something the clinician just named is ("what is c diff ?") is a health
+    # question, however short
     defines = turn.asked is not None and cues.asks_what_it_is(sentence.text)
     asks = defines or (
         cues.asks_itself(sentence.text) and len(words(sentence.text)) >= MIN_QUESTION_WORDS
