@@ -16,8 +16,8 @@ from engine.memories.cues import Polarity
 from engine.memories.entities import content_words
 from engine.memories.exchange import Sentence
 from engine.memories.extractor import Quote
-from engine.memories.mentions import MEDS, SYMPTOMISH, Mention, part_groups
-from engine.memories.text import tokenize, words
+from engine.memories.mentions import MEDS, SYMPTOMISH, Mention
+from engine.memories.text import words
 from engine.memories.turn import Turn
 
 _SIDE_EFFECT = ("side effect", "issues", "problems", "trouble")
@@ -229,7 +229,7 @@ def _says_where(turn: Turn, answer: Sentence) -> bool:
     "down my left leg .")."""
     if _NOT_WHERE.search(answer.text.lower()):
         return False
-    return bool(part_groups(tokenize(answer.text), turn.lex))
+    return bool(turn.parts(answer.text))
 
 
 def _med_answer(turn: Turn, answer: Sentence, pol: Polarity, question: Sentence) -> None:

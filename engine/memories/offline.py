@@ -24,7 +24,7 @@ from engine.memories.mentions import (
     Mention,
     part_groups,
 )
-from engine.memories.text import tokenize, words
+from engine.memories.text import Token, tokenize, words
 from engine.memories.turn import Collector, Turn
 from engine.models import Fact, FactKind, Message, Role
 
@@ -360,7 +360,7 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
                 break
     if kind == "wish":
         # "i want to" says what a choice of care says only when it names the care
-        kind = "care" if _names_care(turn, sentence) else None
+        kind = "care" if _names_care(turn, sentence, tokens) else None
     offered = (
         first
         and turn.asked is not None
@@ -369,7 +369,7 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
     # the offer taken up or declined: by a yes or no, by naming the care, or by a try ("how
     # do you feel about that ?" / "well , i'll try something new just to help")
     answered = pol in {Polarity.YES, Polarity.NO} or "try" in words(sentence.text)
-    if not kind and offered and (answered or _names_care(turn, sentence)):
+    if not kind and offered and (answered or _names_care(turn, sentence, tokens)):
         kind = "care"
     if not kind:
         return
@@ -389,10 +389,11 @@ def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> N
     )
 
 
-def _names_care(turn: Turn, sentence: Sentence) -> bool:
-    """The sentence names a drug or a kind of care ("physical therapy", "the surgery")."""
+def _names_care(turn: Turn, sentence: Sentence, tokens: list[Token]) -> bool:
+    """The sentence (`tokens`, its words) names a drug or a kind of care ("physical
+    therapy", "the surgery")."""
     return any(m.kind in MEDS for m, _ in sentence.mentions) or bool(
-        turn.lex.care_objects.find(tokenize(sentence.text))
+        turn.lex.care_objects.find(tokens)
     )
 
 

@@ -202,13 +202,14 @@ class Turn:
         part = self.asked.body_part(self.lex) if self.asked else None
         if part is None and not asked_only:
             part = (
-                next((p for _, _, p in self._parts(answer)), None)
-                or next((p for _, _, p in reversed(self._parts(said_before))), None)
+                next((p for _, _, p in self.parts(answer)), None)
+                or next((p for _, _, p in reversed(self.parts(said_before))), None)
                 or self.recent_part
             )
         return f"{singular_part(part)} {hits[0][2]}" if part else m.subject
 
-    def _parts(self, text: str) -> list[tuple[int, int, str]]:
+    def parts(self, text: str) -> list[tuple[int, int, str]]:
+        """The body parts `text` names, parts joined by "and" as one ("my leg and knee")."""
         return part_groups(tokenize(text), self.lex) if text else []
 
     def quote(self, start: int, end: int) -> Quote:
