@@ -140,6 +140,20 @@ def test_a_denied_manifestation_of_a_recorded_condition_is_kept_as_absent() -> N
     assert memory.subject == "leg swelling" and memory.attributes["present"] is False
 
 
+def test_the_suicide_screen_in_its_everyday_words_bears_on_a_recorded_depression() -> None:
+    depression = condition("condition:text:mdd", "Major depressive disorder", ref="Condition/d")
+    for asked, subject in (
+        ("Are you feeling suicidal right now?", "suicidal ideation"),
+        ("any thoughts of suicide?", "suicidal ideation"),
+        ("no feelings of wanting to harm yourself or hurt others ?", "self harm"),
+    ):
+        memories = run(
+            ("provider", asked), ("patient", "No, nothing like that."), facts=(depression,)
+        )
+        [memory] = by_type(memories, MemoryType.SYMPTOM)
+        assert (memory.subject, memory.attributes["present"]) == (subject, False), asked
+
+
 def test_what_the_one_who_died_had_is_theirs() -> None:
     for asked, said in (
         ("How did your brother pass away?", "He had pancreatitis."),
