@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.115.0"
+    version = "1.116.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -97,11 +97,40 @@ class OfflineExtractor:
             turn.examining = examining
             out.collecting = i >= processed
             _read_turn(turn)
+            if turn.continued and out.collecting:
+                _goes_on(turn, messages[i - 2], out)
             parts += _body_parts(turn.text, lex)
             seen += [
                 (i, m) for s in turn.parsed for m, _ in s.mentions if m.kind in MEDS and specific(m)
             ]
         return out.candidates()
+
+
+# What makes a turn go on with what was said before it: words pointing back ("it gets
+# worse when i sit"), or an opening that continues ("but ...", "mostly in the morning").
+_POINTING_BACK = frozenset(
+    {"it", "it's", "that", "that's", "this", "they", "they're", "them", "those", "there", "here"}
+)
+_GOING_ON = frozenset({"but", "and", "so", "or", "mostly", "usually", "especially", "only"})
+
+
+def _goes_on(turn: Turn, before: Message, out: Collector) -> None:
+    """A turn that only goes on with the symptom the patient spoke of before the
+    clinician's acknowledgement ("it still hurts ." / "okay ." / "mostly in the morning .")
+    is more of that statement: its quote joins that memory's evidence."""
+    said = words(turn.text)
+    if (
+        out.said_in(turn.message.message_id)
+        or any(s.mentions for s in turn.parsed)
+        or "?" in turn.text
+        or _body_parts(turn.text, turn.lex)  # "they feel like sponges" of "my feet"
+        or not (set(said) & _POINTING_BACK or said[:1] and said[0] in _GOING_ON)
+    ):
+        return
+    earlier = [c for c in out.said_in(before.message_id) if c.type == "symptom"]
+    if len(earlier) == 1:
+        text = turn.text.rstrip()
+        earlier[0].evidence.append(turn.quote(0, len(text)))
 
 
 def _answered(messages: list[Message], i: int) -> int | None:

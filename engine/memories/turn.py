@@ -85,6 +85,12 @@ class Collector:
     def candidates(self) -> list[Candidate]:
         return list(self._items.values())
 
+    def said_in(self, message_id: str) -> list[Candidate]:
+        """The candidates collected so far that quote this message."""
+        return [
+            c for c in self._items.values() if any(q.message_id == message_id for q in c.evidence)
+        ]
+
     def _same_symptom(self, key: tuple[str, ...], candidate: Candidate) -> tuple[str, ...]:
         """The key of the one symptom collected so far that this names more or less
         precisely ("cough" and "dry cough", "pain" and "knee pain"), the more precise name

@@ -93,6 +93,31 @@ def test_a_topic_is_found_across_three_interruptions_and_another_how_is_it_going
     assert {e.quote for e in thyroid.evidence} == {"everything's okay ?", "so far , so good ."}
 
 
+def test_what_the_patient_goes_on_to_say_after_an_acknowledgement_is_the_same_statement() -> None:
+    back = condition("condition:text:back-pain", "Chronic back pain", ref="Condition/back")
+
+    def back_pain_quotes(going_on: str) -> list[str]:
+        memories = run(
+            ("provider", "how is the back pain ?"),
+            ("patient", "it still hurts ."),
+            ("provider", "okay ."),
+            ("patient", going_on),
+            facts=(back,),
+        )
+        return [e.quote for m in memories if m.subject == "back pain" for e in m.evidence]
+
+    for going_on in ("mostly in the morning .", "but it does come every now and then ."):
+        assert back_pain_quotes(going_on)[-1] == going_on
+    # a new subject, a body part, a question or a bare yes is not more of it
+    for other in (
+        "I get frequent urinary infections.",
+        "They feel like sponges in my feet.",
+        "is that normal ?",
+        "yeah .",
+    ):
+        assert other not in back_pain_quotes(other)
+
+
 def test_no_topic_from_the_providers_dictation_to_the_note() -> None:
     memories = run(
         (
