@@ -460,6 +460,23 @@ def asks_itself(sentence: str) -> bool:
 _FILLED = re.compile(r"\bpick(?:ed)?(?:\s+\w+){0,3}?\s+up\b|\bfill(?:ed)?\b")
 
 
+# A question about what the patient just said, asking one of its attributes (GUIDELINE §2:
+# onset, duration, frequency, severity, trigger) or its course, quality or place.
+_ASKS_ATTRIBUTE = re.compile(
+    r"\b(?:when did (?:it|that|this|they|these|those)|how long|since when|how bad|how severe"
+    r"|scale of|out of (?:ten|10)|how often|how many times|how frequent|better or worse"
+    r"|(?:getting|gotten|get|gets|got) (?:any )?(?:better|worse)|(?:make|makes|made) (?:it|that"
+    r"|them|this) (?:better|worse)|bring (?:it|that|them|this) on|come and go|comes and goes"
+    r"|constant|what does (?:it|that|this) feel like|describe (?:it|that|this|the)"
+    r"|where (?:is|does|do) (?:it|that|this|they)|happened before|first time)\b"
+)
+
+
+def asks_attribute(question: str) -> bool:
+    """ "when did that start ?", "how bad is it ?", "does anything make it worse ?"."""
+    return bool(_ASKS_ATTRIBUTE.search(question.lower()))
+
+
 def asks_filled(question: str) -> bool:
     """ "Did you pick up the metformin?", "have you filled it?": whether it was ever got."""
     return bool(_FILLED.search(question.lower()))

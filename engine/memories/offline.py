@@ -41,7 +41,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.116.0"
+    version = "1.117.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -97,7 +97,7 @@ class OfflineExtractor:
             turn.examining = examining
             out.collecting = i >= processed
             _read_turn(turn)
-            if turn.continued and out.collecting:
+            if out.collecting and (turn.continued or _follows_up(turn)):
                 _goes_on(turn, messages[i - 2], out)
             parts += _body_parts(turn.text, lex)
             seen += [
@@ -114,23 +114,46 @@ _POINTING_BACK = frozenset(
 _GOING_ON = frozenset({"but", "and", "so", "or", "mostly", "usually", "especially", "only"})
 
 
+def _follows_up(turn: Turn) -> bool:
+    """The turn answers a question about an attribute of what the patient just said,
+    naming nothing itself ("my back has been hurting ." / "when did that start ?" / "two
+    weeks ago .")."""
+    asked = turn.asked
+    return (
+        asked is not None
+        and not turn.continued
+        and not turn.examining
+        and asked.last is not None
+        and cues.asks_attribute(asked.last.text)
+        and not any(s.mentions for s in asked.sentences)
+        and not _body_parts(asked.message.text, turn.lex)
+    )
+
+
 def _goes_on(turn: Turn, before: Message, out: Collector) -> None:
     """A turn that only goes on with the symptom the patient spoke of before the
     clinician's acknowledgement ("it still hurts ." / "okay ." / "mostly in the morning .")
-    is more of that statement: its quote joins that memory's evidence."""
+    or question about it ("when did that start ?" / "two weeks ago .") is more of that
+    statement: its quote joins that memory's evidence (with the question, for a yes or
+    no)."""
     said = words(turn.text)
     if (
-        out.said_in(turn.message.message_id)
+        before.role not in SPEAKERS
+        or out.said_in(turn.message.message_id)
         or any(s.mentions for s in turn.parsed)
         or "?" in turn.text
         or _body_parts(turn.text, turn.lex)  # "they feel like sponges" of "my feet"
-        or not (set(said) & _POINTING_BACK or said[:1] and said[0] in _GOING_ON)
+        or turn.continued
+        and not (set(said) & _POINTING_BACK or said[:1] and said[0] in _GOING_ON)
     ):
         return
     earlier = [c for c in out.said_in(before.message_id) if c.type == "symptom"]
     if len(earlier) == 1:
         text = turn.text.rstrip()
-        earlier[0].evidence.append(turn.quote(0, len(text)))
+        quotes = [turn.quote(0, len(text))]
+        if not turn.continued and cues.polarity(text) is not Polarity.NONE:
+            quotes = turn.with_question(quotes, first=True)
+        earlier[0].evidence.extend(quotes)
 
 
 def _answered(messages: list[Message], i: int) -> int | None:

@@ -118,6 +118,31 @@ def test_what_the_patient_goes_on_to_say_after_an_acknowledgement_is_the_same_st
         assert other not in back_pain_quotes(other)
 
 
+def test_an_answer_about_what_the_patient_just_said_is_more_of_that_statement() -> None:
+    def back_pain_quotes(question: str, answer: str) -> list[str]:
+        memories = run(
+            ("provider", "what brings you in ?"),
+            ("patient", "my back has been hurting ."),
+            ("provider", question),
+            ("patient", answer),
+        )
+        return [e.quote for m in memories if m.subject == "back pain" for e in m.evidence]
+
+    assert back_pain_quotes("when did that start ?", "about two weeks ago .")[-1] == (
+        "about two weeks ago ."
+    )
+    assert {"is it getting worse ?", "yes ."} <= set(
+        back_pain_quotes("is it getting worse ?", "yes .")
+    )
+    # what asks of something else, names a body part or asks for a record is no detail of it
+    for question, answer in (
+        ("do you have the report of that scan ?", "yes , right here ."),
+        ("when did that start in your knee ?", "last week ."),
+        ("do you have any other conditions that i should be aware of ?", "a few ."),
+    ):
+        assert answer not in back_pain_quotes(question, answer), question
+
+
 def test_no_topic_from_the_providers_dictation_to_the_note() -> None:
     memories = run(
         (
