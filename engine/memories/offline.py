@@ -114,6 +114,10 @@ _POINTING_BACK = frozenset(
 _GOING_ON = frozenset({"but", "and", "so", "or", "mostly", "usually", "especially", "only"})
 
 
+def _points_back(said: tuple[str, ...]) -> bool:
+    return bool(set(said) & _POINTING_BACK) or bool(said) and said[0] in _GOING_ON
+
+
 def _follows_up(turn: Turn) -> bool:
     """The turn answers a question about an attribute of what the patient just said,
     naming nothing itself ("my back has been hurting ." / "when did that start ?" / "two
@@ -121,7 +125,6 @@ def _follows_up(turn: Turn) -> bool:
     asked = turn.asked
     return (
         asked is not None
-        and not turn.continued
         and not turn.examining
         and asked.last is not None
         and cues.asks_attribute(asked.last.text)
@@ -136,15 +139,13 @@ def _goes_on(turn: Turn, before: Message, out: Collector) -> None:
     or question about it ("when did that start ?" / "two weeks ago .") is more of that
     statement: its quote joins that memory's evidence (with the question, for a yes or
     no)."""
-    said = words(turn.text)
     if (
         before.role not in SPEAKERS
         or out.said_in(turn.message.message_id)
         or any(s.mentions for s in turn.parsed)
         or "?" in turn.text
         or _body_parts(turn.text, turn.lex)  # "they feel like sponges" of "my feet"
-        or turn.continued
-        and not (set(said) & _POINTING_BACK or said[:1] and said[0] in _GOING_ON)
+        or (turn.continued and not _points_back(words(turn.text)))
     ):
         return
     earlier = [c for c in out.said_in(before.message_id) if c.type == "symptom"]
