@@ -22,6 +22,7 @@ from engine.memories.mentions import (
     PART_DETERMINERS,
     SYMPTOMISH,
     Mention,
+    find_mentions,
     part_groups,
 )
 from engine.memories.text import Token, tokenize, words
@@ -41,7 +42,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.117.0"
+    version = "1.118.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -74,7 +75,7 @@ class OfflineExtractor:
             answered = _answered(messages, i)
             asked = None
             if answered is not None:
-                asked = Asked.of(messages[answered], lex, _interrupted(messages, answered))
+                asked = Asked.of(messages[answered], lex, _interrupted(messages, answered, lex))
             if asked is not None and answered == i - 1:
                 seen += [(i - 1, m) for m in asked.named_meds()]
                 parts += _body_parts(asked.message.text, lex)
@@ -175,19 +176,39 @@ def _answered(messages: list[Message], i: int) -> int | None:
     return k
 
 
-def _interrupted(messages: list[Message], k: int) -> list[Message]:
+def _interrupted(messages: list[Message], k: int, lex: Lexicon) -> list[Message]:
     """The provider's turns before turn `k` that the patient only acknowledged: "i know
-    you had the knee surgery-" / "mm-hmm ." / (turn `k`) "a couple months ago ..."."""
+    you had the knee surgery-" / "mm-hmm ." / (turn `k`) "a couple months ago ...", or,
+    when turn `k` only asks how "that" is going, answered with nothing named: "in terms of
+    your anxiety , i'm sure that this did n't help much-" / "did n't help , no ." / "how
+    are you doing with that ?"."""
     first = k
     while (
         first >= 2
         and k - first < 2 * INTERRUPTIONS
         and messages[first - 1].role in SPEAKERS
-        and cues.backchannel(messages[first - 1].text)
         and messages[first - 2].role is Role.PROVIDER
+        and (
+            cues.backchannel(messages[first - 1].text)
+            or first == k
+            and _asks_how_that_goes(messages[k].text, lex)
+            and not find_mentions(messages[first - 1].text, lex)
+        )
     ):
         first -= 2
     return messages[first:k:2]
+
+
+def _asks_how_that_goes(text: str, lex: Lexicon) -> bool:
+    """ "how are you doing with that ?": how something named before is going, naming
+    nothing itself."""
+    said = set(words(text))
+    return (
+        "?" in text
+        and bool(said & _POINTING_BACK)
+        and said <= lex.status_question_words
+        and not find_mentions(text, lex)
+    )
 
 
 def _body_parts(text: str, lex: Lexicon) -> list[str]:

@@ -93,6 +93,25 @@ def test_a_topic_is_found_across_three_interruptions_and_another_how_is_it_going
     assert {e.quote for e in thyroid.evidence} == {"everything's okay ?", "so far , so good ."}
 
 
+def test_how_that_is_going_asks_of_the_condition_named_before_a_reply_naming_nothing() -> None:
+    anxiety = condition("condition:text:gad", "Generalized anxiety disorder", ref="Condition/a")
+
+    def anxiety_memories(reply: str) -> list[Memory]:
+        memories = run(
+            ("provider", "and in terms of your anxiety , i'm sure that this did n't help much-"),
+            ("patient", reply),
+            ("provider", "how are you doing with that ?"),
+            ("patient", "i had my moments but it's been a little bit better ."),
+            facts=(anxiety,),
+        )
+        return [m for m in memories if m.subject == "anxiety"]
+
+    [memory] = anxiety_memories("did n't help , no , not at all .")
+    assert memory.attributes["via"] == "topic"
+    # a reply that names something is what "that" points back to
+    assert anxiety_memories("no , and my knee has been hurting too .") == []
+
+
 def test_what_the_patient_goes_on_to_say_after_an_acknowledgement_is_the_same_statement() -> None:
     back = condition("condition:text:back-pain", "Chronic back pain", ref="Condition/back")
 
