@@ -17,8 +17,8 @@ EDGES = {"conflicts", "corroborates", "enriches"}
 
 
 def test_every_annotated_set_is_found() -> None:
-    assert {c.parent.name for c in CASES} == {"eval", "a", "b", "c", "d", "e", "f", "g"}
-    assert len(CASES) == 32 + 16 + 16 + 13 + 16 + 16 + 16 + 16
+    assert {c.parent.name for c in CASES} == {"eval", "a", "b", "c", "d", "e", "f", "g", "h"}
+    assert len(CASES) == 32 + 16 + 16 + 13 + 16 + 16 + 16 + 16 + 16
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
