@@ -42,7 +42,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.118.0"
+    version = "1.119.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -281,8 +281,6 @@ def _of_others(turn: Turn) -> bool:
 def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
     if sentence.question:
         return
-    gone = cues.gone(sentence.text) and not cues.improving(turn.text)
-    absent = gone or cues.absent(sentence.text)
     worry = _concern_cue(turn, sentence)
     listed = _record_list(turn, sentence)
     for m, a in sentence.mentions:
@@ -297,8 +295,10 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
         asked = turn.question if first else None
         if sentence.about_a_drug(m, turn.lex) or (asked and asked.asks_about_a_drug(m, turn.lex)):
             continue
+        said = _after_contrast(sentence, m)
+        gone = cues.gone(said) and not cues.improving(turn.text)
         # what the body does, denied, is a trouble with it: "i haven't been sleeping well"
-        present = not (absent or (a.negated and m.canonical not in _FUNCTIONS))
+        present = not (gone or cues.absent(said) or (a.negated and m.canonical not in _FUNCTIONS))
         # a complaint gone or denied takes the body part only from the question it answers
         if present:
             subject = turn.with_part(m, turn.text[: m.start])
@@ -328,6 +328,16 @@ def _symptoms(turn: Turn, sentence: Sentence, first: bool) -> None:
 
 
 _FUNCTIONS = frozenset({"sleep", "appetite", "energy", "mood"})
+_CONTRAST = re.compile(r"\b(?:but|however|though|although|except)\b")
+
+
+def _after_contrast(sentence: Sentence, m: Mention) -> str:
+    """The sentence from the last contrast before the mention: what was denied before a
+    "but" is not the mention ("i have n't had any real problems there but i have had some
+    swelling in my ankles"); what follows one still is ("it was bad but it's gone now")."""
+    at = m.start - sentence.start
+    lo = max((c.start() for c in _CONTRAST.finditer(sentence.text) if c.start() <= at), default=0)
+    return sentence.text[lo:]
 
 
 def _said_as(turn: Turn, m: Mention, cue: str | None) -> bool:

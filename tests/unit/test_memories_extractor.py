@@ -140,6 +140,18 @@ def test_a_denied_manifestation_of_a_recorded_condition_is_kept_as_absent() -> N
     assert memory.subject == "leg swelling" and memory.attributes["present"] is False
 
 
+def test_what_was_denied_before_a_but_is_not_what_follows_it() -> None:
+    asked = ("provider", "how is the blood pressure ?")
+    said = "i have n't had any real problems there but i have had some swelling in my ankles"
+    [swelling] = [m for m in run(asked, ("patient", said)) if m.subject == "ankle swelling"]
+    assert swelling.attributes["present"] is True
+    # what follows the "but" still says how the thing before it is
+    back = condition("condition:text:back-pain", "Chronic back pain", ref="Condition/back")
+    gone = ("patient", "the back pain was bad for a while but it's gone now")
+    [pain] = run(("provider", "how are you ?"), gone, facts=(back,))
+    assert pain.attributes["present"] is False and pain.attributes["gone"] is True
+
+
 def test_the_suicide_screen_in_its_everyday_words_bears_on_a_recorded_depression() -> None:
     depression = condition("condition:text:mdd", "Major depressive disorder", ref="Condition/d")
     for asked, subject in (
