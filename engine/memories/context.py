@@ -44,15 +44,17 @@ def pipeline() -> Any:
     from medspacy.context import ConTextRule
 
     # Speech recognition drops the full stops that end ConText's scopes. A new clause's
-    # subject ends a negation or a hypothetical ("if i'm on my feet for long i'll notice
-    # some swelling", "even if i'm just walking , i find myself palpitating": it happens;
-    # not the "i" of the if-clause itself), as does what is there instead ("no weakness ,
-    # just the numbing", "not much pain , mostly stiffness"), and a quantity said of what
-    # is there ends a negation ("no fever some chills").
+    # subject ends a negation, a hypothetical or a history ("if i'm on my feet for long
+    # i'll notice some swelling", "even if i'm just walking , i find myself palpitating":
+    # it happens; not the "i" of the if-clause itself), as do what is there instead ("no
+    # weakness , just the numbing", "not much pain , mostly stiffness") and a question
+    # word ("you've got a history of diabetes and how are you doing with your blood
+    # sugars"), and a quantity said of what is there ends a negation ("no fever some
+    # chills").
     clause = ConTextRule(
         "a new clause",
         "CLAUSE",
-        pattern=r"(?<!\bif )(?<!\bwhen )\b(?:i|just|mostly)\b",
+        pattern=r"(?<!\bif )(?<!\bwhen )\b(?:i|just|mostly|how|what)\b",
         direction="FORWARD",
         allowed_types={"CLAUSE"},
     )
@@ -184,7 +186,11 @@ def pipeline() -> Any:
             max_scope=3,
         ),
     ]
-    ends = {"NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"}, "HYPOTHETICAL": {"CLAUSE"}}
+    ends = {
+        "NEGATED_EXISTENCE": {"CLAUSE", "QUANTITY"},
+        "HYPOTHETICAL": {"CLAUSE"},
+        "HISTORICAL": {"CLAUSE"},
+    }
     context = nlp.get_pipe("medspacy_context")
     for rule in context.rules:
         rule.terminated_by = {*rule.terminated_by, *ends.get(rule.category, ())}

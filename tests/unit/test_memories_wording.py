@@ -142,6 +142,15 @@ def test_what_was_had_at_a_time_named_by_it_is_the_past() -> None:
     assert not now.historical
 
 
+def test_a_question_run_on_after_a_history_asks_of_now() -> None:
+    said = "you've got a history of diabetes and how are you doing with your blood sugars"
+    spans = [(said.index(t), said.index(t) + len(t)) for t in ("diabetes", "blood sugars")]
+    assert [a.historical for a in assertions(said, spans)] == [True, False]
+    # "what" opens a clause too: these rashes are had, not denied
+    rashes = "i do n't know what else could have given me these rashes"
+    assert _flags(rashes, "rashes") == [(False, False)]
+
+
 def test_what_is_there_instead_ends_a_negation() -> None:
     assert _flags("no weakness , just the weird numbing", "weakness", "numbing") == [
         (True, False),
