@@ -470,7 +470,9 @@ def _body(text: str, tokens: list[Token], lex: Lexicon) -> list[Mention]:
         closest = (
             min(near, key=lambda p: (_behind(joined, p, ci), abs(p[0] - ci))) if near else None
         )
-        if closest is None or _crosses_sentence(tokens, min(closest[0], ci), max(closest[1], cj)):
+        if closest is None or _crosses_sentence(
+            text, tokens, min(closest[0], ci), max(closest[1], cj)
+        ):
             if (back := _pointed_back(tokens, parts, ci)) is not None:
                 subject = f"{singular_part(back)} {complaint}"
                 start = tokens[ci - 1].start
@@ -600,8 +602,14 @@ def singular_part(part: str) -> str:
     return " ".join(singular(w) for w in part.split())
 
 
-def _crosses_sentence(tokens: list[Token], lo: int, hi: int) -> bool:
-    return any(tokens[k + 1].start - tokens[k].end > 2 for k in range(lo, hi - 1))
+def _crosses_sentence(text: str, tokens: list[Token], lo: int, hi: int) -> bool:
+    """Tokens lo..hi run over a sentence's end: a full stop, or speech recognition's
+    spaced-out punctuation (" . ", " , ")."""
+    gaps = (text[tokens[k].end : tokens[k + 1].start] for k in range(lo, hi - 1))
+    return any(len(gap) > 2 or _SENTENCE_END.search(gap) for gap in gaps)
+
+
+_SENTENCE_END = re.compile(r"[.?!]")
 
 
 def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:

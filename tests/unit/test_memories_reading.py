@@ -258,6 +258,15 @@ def test_trouble_with_a_function_is_said_with_any_trouble_word() -> None:
     assert subjects("i've had some balance problems .") == ["balance problems"]
 
 
+def test_a_complaint_takes_no_body_part_from_the_sentence_before() -> None:
+    said = "My back hurts. I have had pain with urination for the last two days."
+    assert subjects(said) == ["back pain", "painful urination"]
+    assert subjects("my back hurts . i have had pain with urination") == [
+        "back pain",
+        "painful urination",
+    ]
+
+
 def test_common_lay_names_of_complaints() -> None:
     assert subjects("i just can't catch my breath") == ["shortness of breath"]
     assert subjects("it burns when i pee") == ["painful urination"]
