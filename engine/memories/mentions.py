@@ -155,7 +155,7 @@ def singular(word: str) -> str:
 
 def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     """Everything of interest in `text`, without overlaps (longer and medication first)."""
-    tokens = [_without_possessive(t) for t in tokenize(text)]
+    tokens = _unfused([_without_possessive(t) for t in tokenize(text)], lex)
     found = _meds(tokens, lex) + _body(text, tokens, lex)
     found += _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
     symptoms = _symptoms(tokens, lex)
@@ -193,6 +193,23 @@ def _caused_by(text: str, found: list[Mention]) -> list[Mention]:
             if _CAUSE.fullmatch(text[felt.end : cause.start].lower()):
                 subject = f"{cause.subject} {felt.subject}"
                 out.append(Mention("body", felt.start, cause.end, subject, subject))
+    return out
+
+
+_FUSED_ACHE = re.compile(r"([a-z]+?)(aches?)")
+
+
+def _unfused(tokens: list[Token], lex: Lexicon) -> list[Token]:
+    """A body part and its ache said as one word ("a bellyache", "my toothache") as two,
+    unless the vocabulary knows the word ("headache")."""
+    out = []
+    for token in tokens:
+        fused = _FUSED_ACHE.fullmatch(token.text)
+        if fused and fused[1] in lex.body_part_words and lex.symptoms.get(token.text) is None:
+            cut = token.start + len(fused[1])
+            out += [Token(fused[1], token.start, cut), Token(fused[2], cut, token.end)]
+        else:
+            out.append(token)
     return out
 
 

@@ -267,6 +267,12 @@ def test_a_complaint_takes_no_body_part_from_the_sentence_before() -> None:
     ]
 
 
+def test_a_part_and_its_ache_said_as_one_word() -> None:
+    assert subjects("i've had a terrible toothache") == ["tooth pain"]
+    assert subjects("i did have an earache") == ["ear pain"]
+    assert subjects("i have a headache") == ["headache"]
+
+
 def test_common_lay_names_of_complaints() -> None:
     assert subjects("i just can't catch my breath") == ["shortness of breath"]
     assert subjects("it burns when i pee") == ["painful urination"]
