@@ -213,6 +213,20 @@ def _unfused(tokens: list[Token], lex: Lexicon) -> list[Token]:
     return out
 
 
+def _each_of_a_pair(m: Mention, lex: Lexicon) -> list[Mention]:
+    """A term that pairs two the vocabulary knows names each ("nausea and vomiting" is
+    nausea and vomiting: GUIDELINE §2, one memory per subject)."""
+    pair = m.subject.split(" and ")
+    terms = [lex.symptoms.get(p) for p in pair]
+    if len(pair) != 2 or None in terms or len(m.subject) != m.end - m.start:
+        return [m]
+    first, second = (t for t in terms if t is not None)
+    return [
+        Mention("symptom", m.start, m.start + len(pair[0]), pair[0], first.canonical, first.source),
+        Mention("symptom", m.end - len(pair[1]), m.end, pair[1], second.canonical, second.source),
+    ]
+
+
 def _without_possessive(token: Token) -> Token:
     """ "my asthma's been acting up" names asthma; "it's", "that's" stay as they are."""
     stem = token.text.removesuffix("'s")
@@ -285,7 +299,7 @@ def _symptoms(tokens: list[Token], lex: Lexicon) -> list[Mention]:
             for m in _symptoms_in(fewer, lex)
             if (m.start, m.end) not in spans and any(m.start < t.start < m.end for t in fewer)
         ]
-    return found
+    return [each for m in found for each in _each_of_a_pair(m, lex)]
 
 
 def _symptoms_in(tokens: list[Token], lex: Lexicon) -> list[Mention]:

@@ -273,6 +273,11 @@ def test_a_part_and_its_ache_said_as_one_word() -> None:
     assert subjects("i have a headache") == ["headache"]
 
 
+def test_a_term_pairing_two_complaints_names_each() -> None:
+    assert subjects("i do get occasional nausea and vomiting .") == ["nausea", "vomiting"]
+    assert subjects("any malaise and fatigue ?") == ["malaise", "fatigue"]
+
+
 def test_common_lay_names_of_complaints() -> None:
     assert subjects("i just can't catch my breath") == ["shortness of breath"]
     assert subjects("it burns when i pee") == ["painful urination"]
