@@ -217,10 +217,11 @@ def _each_of_a_pair(m: Mention, lex: Lexicon) -> list[Mention]:
     """A term that pairs two the vocabulary knows names each ("nausea and vomiting" is
     nausea and vomiting: GUIDELINE §2, one memory per subject)."""
     pair = m.subject.split(" and ")
-    terms = [lex.symptoms.get(p) for p in pair]
-    if len(pair) != 2 or None in terms or len(m.subject) != m.end - m.start:
+    if len(pair) != 2 or len(m.subject) != m.end - m.start:
         return [m]
-    first, second = (t for t in terms if t is not None)
+    first, second = (lex.symptoms.get(p) for p in pair)
+    if first is None or second is None:
+        return [m]
     return [
         Mention("symptom", m.start, m.start + len(pair[0]), pair[0], first.canonical, first.source),
         Mention("symptom", m.end - len(pair[1]), m.end, pair[1], second.canonical, second.source),
@@ -633,14 +634,14 @@ def singular_part(part: str) -> str:
     return " ".join(singular(w) for w in part.split())
 
 
+_SENTENCE_END = re.compile(r"[.?!]")
+
+
 def _crosses_sentence(text: str, tokens: list[Token], lo: int, hi: int) -> bool:
     """Tokens lo..hi run over a sentence's end: a full stop, or speech recognition's
     spaced-out punctuation (" . ", " , ")."""
     gaps = (text[tokens[k].end : tokens[k + 1].start] for k in range(lo, hi - 1))
     return any(len(gap) > 2 or _SENTENCE_END.search(gap) for gap in gaps)
-
-
-_SENTENCE_END = re.compile(r"[.?!]")
 
 
 def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:

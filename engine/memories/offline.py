@@ -190,9 +190,11 @@ def _interrupted(messages: list[Message], k: int, lex: Lexicon) -> list[Message]
         and messages[first - 2].role is Role.PROVIDER
         and (
             cues.backchannel(messages[first - 1].text)
-            or first == k
-            and _asks_how_that_goes(messages[k].text, lex)
-            and not find_mentions(messages[first - 1].text, lex)
+            or (
+                first == k
+                and _asks_how_that_goes(messages[k].text, lex)
+                and not find_mentions(messages[first - 1].text, lex)
+            )
         )
     ):
         first -= 2
@@ -200,15 +202,10 @@ def _interrupted(messages: list[Message], k: int, lex: Lexicon) -> list[Message]
 
 
 def _asks_how_that_goes(text: str, lex: Lexicon) -> bool:
-    """ "how are you doing with that ?": how something named before is going, naming
-    nothing itself."""
+    """ "how are you doing with that ?": how something named before is going, in words
+    that name nothing."""
     said = set(words(text))
-    return (
-        "?" in text
-        and bool(said & _POINTING_BACK)
-        and said <= lex.status_question_words
-        and not find_mentions(text, lex)
-    )
+    return "?" in text and bool(said & _POINTING_BACK) and said <= lex.status_question_words
 
 
 def _body_parts(text: str, lex: Lexicon) -> list[str]:
