@@ -634,14 +634,14 @@ def singular_part(part: str) -> str:
     return " ".join(singular(w) for w in part.split())
 
 
-_SENTENCE_END = re.compile(r"[.?!]")
+_STOP = re.compile(r"[.?!]")  # in the gap between two words: a sentence ends there
 
 
 def _crosses_sentence(text: str, tokens: list[Token], lo: int, hi: int) -> bool:
     """Tokens lo..hi run over a sentence's end: a full stop, or speech recognition's
     spaced-out punctuation (" . ", " , ")."""
     gaps = (text[tokens[k].end : tokens[k + 1].start] for k in range(lo, hi - 1))
-    return any(len(gap) > 2 or _SENTENCE_END.search(gap) for gap in gaps)
+    return any(len(gap) > 2 or _STOP.search(gap) for gap in gaps)
 
 
 def _meds(tokens: list[Token], lex: Lexicon) -> list[Mention]:
