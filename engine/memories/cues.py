@@ -426,7 +426,11 @@ _DEFINING = re.compile(
     _QUESTION_LEAD + r"(?:what is|what's|whats|what are)\s+(?:(?:a|an|the)\s+)?(?P<term>[^?]*?)"
     r"(?:\s*,?\s*(?:again|doctor|doc))?\s*\?$"
 )
-_POINTING = frozenset({"that", "this", "it", "those", "these", "that's", "they"})
+# Words that point back to what was said before ("what's that ?", "it gets worse").
+POINTING_BACK = frozenset(
+    {"it", "it's", "that", "that's", "this", "these", "those", "they", "they're", "them"}
+    | {"there", "here"}
+)
 
 
 def asks_what_it_is(sentence: str) -> bool:
@@ -439,7 +443,7 @@ def term_asked(sentence: str) -> str | None:
     None for "what's that ?", which points back."""
     said = _DEFINING.match(sentence.strip().lower())
     term = said["term"].strip() if said else ""
-    return term if term and not set(words(term)) & _POINTING and len(words(term)) <= 4 else None
+    return term if term and not set(words(term)) & POINTING_BACK and len(words(term)) <= 4 else None
 
 
 def asks_to_act(sentence: str) -> bool:

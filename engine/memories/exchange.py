@@ -80,6 +80,12 @@ class Sentence:
         )
 
 
+def generic(question: str, status_words: frozenset[str]) -> bool:
+    """ "how are you doing with that?" asks about whatever was just named: it says nothing
+    but `status_words` ("you've" and "everything's" read as "you" and "everything")."""
+    return {_CLITIC.sub("", w) for w in words(question)} <= status_words
+
+
 def parse(text: str, lex: Lexicon) -> list[Sentence]:
     """The sentences of a turn, with ConText modifiers on every mention."""
     mentions = find_mentions(text, lex)
@@ -210,9 +216,7 @@ class Asked:
         return out
 
     def _generic(self, question: Sentence) -> bool:
-        """ "how are you doing with that?" asks about whatever was just named ("you've"
-        and "everything's" read as "you" and "everything")."""
-        return {_CLITIC.sub("", w) for w in words(question.text)} <= self.generic
+        return generic(question.text, self.generic)
 
     def topic(self, conditions_of: Callable[[str], frozenset[str]]) -> Mention | None:
         """The recorded condition the last question is about, if the provider named one.

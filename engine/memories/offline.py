@@ -14,7 +14,7 @@ from engine.memories.answers import read_answer, read_confirmation
 from engine.memories.context import Assertion
 from engine.memories.cues import Polarity
 from engine.memories.entities import condition_views, medication_generics, record_phrases
-from engine.memories.exchange import Asked, Sentence, parse
+from engine.memories.exchange import Asked, Sentence, generic, parse
 from engine.memories.extractor import Candidate, Extraction
 from engine.memories.lexicon import Lexicon, load_lexicon
 from engine.memories.mentions import (
@@ -109,14 +109,11 @@ class OfflineExtractor:
 
 # What makes a turn go on with what was said before it: words pointing back ("it gets
 # worse when i sit"), or an opening that continues ("but ...", "mostly in the morning").
-_POINTING_BACK = frozenset(
-    {"it", "it's", "that", "that's", "this", "they", "they're", "them", "those", "there", "here"}
-)
 _GOING_ON = frozenset({"but", "and", "so", "or", "mostly", "usually", "especially", "only"})
 
 
 def _points_back(said: tuple[str, ...]) -> bool:
-    return bool(set(said) & _POINTING_BACK) or bool(said) and said[0] in _GOING_ON
+    return bool(set(said) & cues.POINTING_BACK) or bool(said) and said[0] in _GOING_ON
 
 
 def _follows_up(turn: Turn) -> bool:
@@ -204,8 +201,8 @@ def _interrupted(messages: list[Message], k: int, lex: Lexicon) -> list[Message]
 def _asks_how_that_goes(text: str, lex: Lexicon) -> bool:
     """ "how are you doing with that ?": how something named before is going, in words
     that name nothing."""
-    said = set(words(text))
-    return "?" in text and bool(said & _POINTING_BACK) and said <= lex.status_question_words
+    pointing = set(words(text)) & cues.POINTING_BACK
+    return "?" in text and bool(pointing) and generic(text, lex.status_question_words)
 
 
 def _body_parts(text: str, lex: Lexicon) -> list[str]:
