@@ -1,7 +1,8 @@
 """Same clinical entity (GUIDELINE §3): which record fact a memory is about.
 
 A symptom is the same entity as a condition when they share a distinctive word ("back
-pain" / "Chronic low back pain"), when the HPO-generated vocabulary gives both one
+pain" / "Chronic low back pain"; a lay body part also as the vocabulary's adjective: "belly
+pain" / "Chronic epigastric abdominal pain"), when the HPO-generated vocabulary gives both one
 concept ("shortness of breath" / "Dyspnea"), or when the symptom is a manifestation of it
 in the curated table (`cues.json`: wheezing → asthma, sugars → diabetes). A medication is
 the same entity when an ingredient matches, brand or generic ("Norvasc" / amlodipine), or
@@ -155,7 +156,7 @@ def same_condition(subject: str, view: ConditionView) -> str | None:
     Sharing only a body part is no name match when both name something else there: a
     "breast lump" is not "scars of both breasts"; "knee pain" is "arthritis of knee".
     """
-    subject_words = content_words(subject)
+    subject_words = content_words(subject) | content_words(_anatomical(subject))
     shared = {w for w in subject_words if any(_kin(w, theirs) for theirs in view.words)}
     felt = _sensations(subject_words - _body_words())
     if shared and (felt or not (shared <= _body_words() and _differ(subject_words, view.words))):
@@ -231,7 +232,11 @@ def _sensations(rest: frozenset[str]) -> bool:
 
 @cache
 def _body_words() -> frozenset[str]:
-    return frozenset(_stem(w) for w in load_lexicon().body_part_words)
+    """Body parts, in lay words and as the vocabulary's adjectives ("belly", "abdominal")."""
+    lexicon = load_lexicon()
+    return frozenset(
+        _stem(w) for w in [*lexicon.body_part_words, *lexicon.part_adjectives.values()]
+    )
 
 
 def medication_generics(fact: Fact) -> frozenset[str]:

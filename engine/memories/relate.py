@@ -47,7 +47,7 @@ from engine.memories.text import words
 from engine.memories.verify import verify_proposals
 from engine.models import Fact, FactKind, Memory, MemoryType, Relationship, RelationshipType
 
-INFERENCE = "offline-inference 2.16.1"
+INFERENCE = "offline-inference 2.17.0"
 
 METHOD_SYMPTOM = "lexical-manifestation"
 METHOD_DRUG = "ingredient-match"

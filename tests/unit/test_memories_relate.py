@@ -274,6 +274,17 @@ def test_a_symptom_and_a_condition_the_vocabulary_calls_one_concept_are_the_same
     assert edge.type is RelationshipType.ENRICHES and "by name" in edge.rationale
 
 
+def test_a_lay_body_part_names_the_part_the_record_gives_as_an_adjective() -> None:
+    epigastric = condition("condition:text:epigastric", "Chronic epigastric abdominal pain")
+    said = memory(MemoryType.SYMPTOM, "belly pain", "i am having a bellyache", present=True)
+    [edge] = relate([said], [epigastric, HYPERTENSION])
+    assert edge.fact_key == epigastric.fact_key and "by name" in edge.rationale
+    # the adjective is a body part too: sharing only it is no match when both name more
+    embolism = condition("condition:snomed:59282003", "Pulmonary embolism")
+    cancer = memory(MemoryType.SYMPTOM, "lung cancer", "they found cancer in my lung")
+    assert relate([cancer], [embolism]) == []
+
+
 def test_a_concept_is_found_in_either_number() -> None:
     stones = condition("condition:snomed:95570007", "Nephrolithiasis")  # HPO: "kidney stones"
     stone = memory(MemoryType.SYMPTOM, "kidney stone", "i passed a kidney stone", present=True)
