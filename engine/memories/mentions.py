@@ -71,6 +71,29 @@ _MODIFIER_STOP = frozenset(
         "put",
         "gave",
         "give",
+        # how many or how much, and who: not what kind of medicine ("three different
+        # medications", "anymore medications", "he takes medications")
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "many",
+        "more",
+        "few",
+        "several",
+        "different",
+        "various",
+        "anymore",
+        "so",
+        "too",
+        "he",
+        "she",
+        "they",
+        "we",
+        "takes",
+        "want",
+        "wants",
     ]
 )
 _WINDOW = 6

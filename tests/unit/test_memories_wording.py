@@ -206,6 +206,18 @@ def test_a_body_word_used_as_an_adverb_is_no_body_part() -> None:
     assert parts("i have pain in my lower back") == ["lower back"]
 
 
+def test_words_of_number_or_person_before_a_medicine_noun_are_not_its_kind() -> None:
+    lex = load_lexicon()
+
+    def medicines(text: str) -> list[str]:
+        return [m.subject for m in find_mentions(text, lex) if m.kind == "mednoun"]
+
+    assert medicines("you're taking three different medications") == ["medications"]
+    assert medicines("i don't want to take anymore medications") == ["medications"]
+    assert medicines("and he takes medication for it") == ["medication"]
+    assert medicines("i ran out of my blood pressure pills") == ["blood pressure pills"]
+
+
 def test_a_symptom_word_naming_a_service_or_device_is_no_symptom() -> None:
     lex = load_lexicon()
 
