@@ -42,7 +42,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.124.0"
+    version = "1.125.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -405,14 +405,23 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     topical = (
         defines or bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
     )
+    # the patient's own guess at what they have ("i think it is a stroke", "i thought
+    # maybe i'm having shingles") is a worry about it, not a diagnosis
+    guessed = [
+        m.subject
+        for m, a in sentence.mentions
+        if m.kind == "condition"
+        and _guess(a)
+        and _OWN_GUESS.search(sentence.text[: m.start - sentence.start])
+    ]
     # an open question is a concern when it is about something clinical or about the
     # patient ("will i be asleep for this?"), not any question ("is that okay?")
-    if not (cue or (asks and (topical or cues.about_self(sentence.text)))):
+    if not (cue or guessed or (asks and (topical or cues.about_self(sentence.text)))):
         return
     if _requests(sentence.text, turn.lex):
         return
     # what the worry is about, not the worry ("worried about ... the benadryl")
-    named = [m.subject for m, _ in sentence.mentions if not _said_as(turn, m, cue)]
+    named = guessed or [m.subject for m, _ in sentence.mentions if not _said_as(turn, m, cue)]
     asked = cues.term_asked(sentence.text) if defines else None
     subject = named[0] if named else (cue or asked or "question")
     turn.out.add(
@@ -425,6 +434,22 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
             speaker=turn.message.role.value,
         ),
     )
+
+
+def _guess(a: Assertion) -> bool:
+    """Uncertain, and not negated, relayed, a relative's or hypothetical."""
+    return a.uncertain and not (a.negated or a.reported or a.family or a.hypothetical)
+
+
+# The speaker's own guess at what they have now, or had thought it was ("i think it is",
+# "i thought i was having"); not someone else's ("they thought it was"), nor a hedged
+# account of what happened ("i think i had a seizure and then i passed out").
+_OWN_GUESS = re.compile(
+    r"\bi (?:think|suspect|guess)(?: that)? (?:i have|i've got|i'm having|i am having|it is"
+    r"|it's|it might be|it could be|it may be|maybe)\b"
+    r"|\bi thought(?: that)?(?: maybe)? (?:i had|i was having|i'm having|it was|it might be)\b",
+    re.IGNORECASE,
+)
 
 
 def _preference(turn: Turn, sentence: Sentence, first: bool, pol: Polarity) -> None:

@@ -78,6 +78,17 @@ def test_what_the_patient_feared_it_was_is_no_symptom() -> None:
     assert [m.subject for m in of_type(memories, MemoryType.SYMPTOM)] == ["shortness of breath"]
 
 
+def test_the_patients_own_guess_at_a_diagnosis_is_a_concern_and_a_clinicians_is_not() -> None:
+    asked = ("provider", "what brings you in today ?")
+    [guess] = of_type(run(asked, ("patient", "I think I have diabetes.")), MemoryType.CONCERN)
+    assert guess.subject == "diabetes"
+    theirs = ("patient", "they thought it might be arthritis in my knee .")
+    assert of_type(run(asked, theirs), MemoryType.CONCERN) == []
+    # a hedged account of what happened is no guess at a diagnosis
+    told = ("patient", "i think i had a seizure and then i passed out .")
+    assert of_type(run(asked, told), MemoryType.CONCERN) == []
+
+
 def test_what_the_patient_feels_stays_theirs_when_a_clinician_explains_it() -> None:
     memories = run(
         ("provider", "tell me more about the back pain ."),
