@@ -1,6 +1,6 @@
 """A loopback OpenAI-compatible endpoint that replays recorded chat-model answers.
 
-Fixtures (tests/data/llm_recorded/*.json, made by tools/llm_fixtures.py) name the request
+Fixtures (tests/data/llm_recorded*/*.json, made by tools/llm_fixtures.py) name the request
 they answer by the SHA-256 of its messages; a request that no fixture answers gets 404,
 so a changed prompt fails the tests instead of replaying an answer to another prompt.
 Usage is reported as an estimate (4 characters a token): the recordings carry no counts.
@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 RECORDED = Path(__file__).parent / "data" / "llm_recorded"
+# A second recording of the same prompts, answered again from the prompt alone: how far
+# two recordings of one model differ.
+RECORDED_AGAIN = RECORDED.with_name("llm_recorded_again")
 
 
 def request_digest(messages: list[dict[str, Any]]) -> str:

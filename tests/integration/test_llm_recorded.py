@@ -1,11 +1,12 @@
 """The LLM path end to end without a network, on both backends.
 
 Recorded answers of a capable chat model (tests/data/llm_recorded: answers given to
-exactly the prompt the code builds, from that prompt alone, never edited) are replayed
+exactly the prompt the code builds, from that prompt alone, never edited; and
+tests/data/llm_recorded_again, the same prompts answered a second time) are replayed
 by a loopback OpenAI-compatible endpoint. Each case goes prompt → parse → verify →
 relate → write → VFS; its scores must stay at or above those measured when the answers
-were recorded (`llm_recorded_scores.json`, written by
-`python -m tests.integration.test_llm_recorded`).
+were recorded (`llm_recorded_scores.json` and `llm_recorded_again_scores.json`, written
+by `python -m tests.integration.test_llm_recorded`).
 A prompt change makes the endpoint answer 404, so these tests fail until the cases are
 recorded again (tools/llm_fixtures.py).
 """
@@ -24,12 +25,12 @@ from engine.memories.llm import LlmExtractor
 from engine.memories.llm_prompt import PROMPT_VERSION
 from engine.models import RelationshipType, Scope
 from engine.store import GraphStore
-from tests.llm_replay import RECORDED, recorded, replaying
+from tests.llm_replay import RECORDED, RECORDED_AGAIN, recorded, replaying
 from vfs.paths import read
 
 CASES = Path(__file__).parent.parent / "data" / "eval"
-FLOOR = RECORDED.parent / "llm_recorded_scores.json"
 FIXTURES = recorded()
+RECORDINGS = {root.name: recorded(root) for root in (RECORDED, RECORDED_AGAIN)}
 # Cases with a recorded conflict, read back through the VFS.
 SHOWN = ("mts-711", "aci-D2N021")
 
@@ -40,8 +41,12 @@ def endpoint() -> Iterator[tuple[str, list[str]]]:
         yield served
 
 
-def _floor() -> dict[str, dict[str, float]]:
-    return json.loads(FLOOR.read_text("utf-8"))  # type: ignore[no-any-return]
+def _floor_file(recording: str) -> Path:
+    return RECORDED.parent / f"{recording}_scores.json"
+
+
+def _floor(recording: str = RECORDED.name) -> dict[str, dict[str, float]]:
+    return json.loads(_floor_file(recording).read_text("utf-8"))  # type: ignore[no-any-return]
 
 
 def _measured(report: ScoreReport) -> dict[str, float]:
@@ -52,23 +57,24 @@ def _measured(report: ScoreReport) -> dict[str, float]:
     }
 
 
-def test_at_least_twelve_cases_are_recorded_for_this_prompt() -> None:
-    assert len(FIXTURES) >= 12
-    assert {f["prompt_version"] for f in FIXTURES.values()} == {PROMPT_VERSION}
-    assert set(_floor()) == set(FIXTURES)
+@pytest.mark.parametrize("recording", sorted(RECORDINGS))
+def test_at_least_twelve_cases_are_recorded_for_this_prompt(recording: str) -> None:
+    fixtures = RECORDINGS[recording]
+    assert len(fixtures) >= 12
+    assert {f["prompt_version"] for f in fixtures.values()} == {PROMPT_VERSION}
+    assert set(_floor(recording)) == set(fixtures)
 
 
-@pytest.mark.parametrize("case", sorted(FIXTURES))
-def test_recorded_case_scores_hold(
-    case: str, store: GraphStore, endpoint: tuple[str, list[str]]
-) -> None:
-    url, served = endpoint
-    before = len(served)
-    with LlmExtractor(url, "recorded") as llm:
+@pytest.mark.parametrize(
+    ("recording", "case"), [(r, c) for r in sorted(RECORDINGS) for c in sorted(RECORDINGS[r])]
+)
+def test_recorded_case_scores_hold(recording: str, case: str, store: GraphStore) -> None:
+    fixture = {case: RECORDINGS[recording][case]}
+    with replaying(fixture) as (url, served), LlmExtractor(url, "recorded") as llm:
         _, report = run_case(CASES / case, llm, store)
-    assert len(served) == before + 1, "the prompt was not the recorded one"
+    assert len(served) == 1, "the prompt was not the recorded one"
     assert report.usage.calls == 1 and report.usage.prompt_tokens > 0
-    floor = _floor()[case]
+    floor = _floor(recording)[case]
     measured = _measured(report.scores)
     assert all(measured[k] >= floor[k] - 1e-9 for k in floor), (measured, floor)
 
@@ -138,14 +144,16 @@ def test_quotes_written_as_other_models_write_them_score_as_recorded() -> None:
 
 
 def write_floor() -> None:
-    """Measures the recorded cases on SQLite and writes the floor file."""
-    floor = {}
-    with replaying(FIXTURES) as (url, _), LlmExtractor(url, "recorded") as llm:
-        for case in sorted(FIXTURES):
-            _, report = run_case(CASES / case, llm)
-            floor[case] = _measured(report.scores)
-    FLOOR.write_text(json.dumps(floor, indent=1, sort_keys=True) + "\n", "utf-8")
-    sys.stdout.write(f"wrote {FLOOR} ({len(floor)} cases)\n")
+    """Measures each recording's cases on SQLite and writes its floor file."""
+    for recording, fixtures in sorted(RECORDINGS.items()):
+        floor = {}
+        with replaying(fixtures) as (url, _), LlmExtractor(url, "recorded") as llm:
+            for case in sorted(fixtures):
+                _, report = run_case(CASES / case, llm)
+                floor[case] = _measured(report.scores)
+        path = _floor_file(recording)
+        path.write_text(json.dumps(floor, indent=1, sort_keys=True) + "\n", "utf-8")
+        sys.stdout.write(f"wrote {path} ({len(floor)} cases)\n")
 
 
 if __name__ == "__main__":
