@@ -405,8 +405,8 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     topical = (
         defines or bool(sentence.mentions) or cues.has_any(sentence.text, turn.lex.concern_topics)
     )
-    # the patient's own guess at what they have ("i think it is a stroke", "i thought
-    # maybe i'm having shingles") is a worry about it, not a diagnosis
+    # the patient's own guess at what they have ("i think i have diabetes", "i thought i
+    # was having a heart attack") is a worry about it, not a diagnosis
     guessed = [
         m.subject
         for m, a in sentence.mentions
@@ -441,9 +441,10 @@ def _guess(a: Assertion) -> bool:
     return a.uncertain and not (a.negated or a.reported or a.family or a.hypothetical)
 
 
-# The speaker's own guess at what they have now, or had thought it was ("i think it is",
-# "i thought i was having"); not someone else's ("they thought it was"), nor a hedged
-# account of what happened ("i think i had a seizure and then i passed out").
+# Of ConText's guesses at a diagnosis (`context.py`), the speaker's own, about now or as
+# they had thought it ("i think it is", "i thought i was having"); not someone else's
+# ("they thought it was"), nor a hedged account of what happened ("i think i had a seizure
+# and then i passed out").
 _OWN_GUESS = re.compile(
     r"\bi (?:think|suspect|guess)(?: that)? (?:i have|i've got|i'm having|i am having|it is"
     r"|it's|it might be|it could be|it may be|maybe)\b"
