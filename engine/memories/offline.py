@@ -42,7 +42,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.125.0"
+    version = "1.126.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -423,7 +423,9 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     # what the worry is about, not the worry ("worried about ... the benadryl")
     named = guessed or [m.subject for m, _ in sentence.mentions if not _said_as(turn, m, cue)]
     asked = cues.term_asked(sentence.text) if defines else None
-    subject = named[0] if named else (cue or asked or "question")
+    # else the care it asks about ("will she be asleep for this procedure?": procedure)
+    care = [value for _, _, value in turn.lex.care_objects.find(tokenize(sentence.text))]
+    subject = named[0] if named else (cue or asked or next(iter(care), "question"))
     turn.out.add(
         ("concern", turn.message.message_id),
         Candidate(

@@ -173,6 +173,16 @@ def test_asking_what_can_be_done_is_a_concern_not_a_request() -> None:
     assert [m.type for m in memories] == [MemoryType.CONCERN]
 
 
+def test_a_question_naming_no_complaint_is_about_the_care_it_names() -> None:
+    asked = ("provider", "we'll do the procedure next week .")
+    [care] = of_type(
+        run(asked, ("patient", "will she be asleep for this procedure ?")), MemoryType.CONCERN
+    )
+    assert care.subject == "procedure"
+    [plain] = of_type(run(asked, ("patient", "will i be able to drive ?")), MemoryType.CONCERN)
+    assert plain.subject == "question"
+
+
 def test_a_worry_about_something_is_a_concern_about_it_not_a_symptom() -> None:
     memories = run(
         ("provider", "and did you give him anything for the fever ?"),
