@@ -423,9 +423,7 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
     # what the worry is about, not the worry ("worried about ... the benadryl")
     named = guessed or [m.subject for m, _ in sentence.mentions if not _said_as(turn, m, cue)]
     asked = cues.term_asked(sentence.text) if defines else None
-    # else the care it asks about ("will she be asleep for this procedure?": procedure)
-    care = [value for _, _, value in turn.lex.care_objects.find(tokenize(sentence.text))]
-    subject = named[0] if named else (cue or asked or next(iter(care), "question"))
+    subject = named[0] if named else (cue or asked or _care_named(turn, sentence) or "question")
     turn.out.add(
         ("concern", turn.message.message_id),
         Candidate(
@@ -436,6 +434,13 @@ def _concern(turn: Turn, sentence: Sentence) -> None:
             speaker=turn.message.role.value,
         ),
     )
+
+
+def _care_named(turn: Turn, sentence: Sentence) -> str | None:
+    """The first kind of care the sentence names ("will she be asleep for this procedure?":
+    the procedure)."""
+    found = turn.lex.care_objects.find(tokenize(sentence.text))
+    return found[0][2] if found else None
 
 
 def _guess(a: Assertion) -> bool:
