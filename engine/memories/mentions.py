@@ -187,6 +187,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms + _inabilities(text, lex) + _with_activity(text, lex) + said
+    found += _weight_change(text, lex)
     found += _unfelt(tokens, lex)
     found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
@@ -376,6 +377,25 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
             end, _, term = hit
             out.append(
                 Mention("symptom", match.start(), end, term.canonical, term.canonical, term.source)
+            )
+    return out
+
+
+# A change of weight said in its amount: "i've lost about fifteen pounds" is weight loss,
+# "i gained like 20 lbs" weight gain (not "i want to lose ten pounds", a goal).
+_WEIGHT_CHANGE = re.compile(
+    r"\b(?:(lost|losing|dropped|dropping)|(gained|gaining|put on|putting on))"
+    r"(?:\s+[\w',-]+){1,5}?\s+(?:pounds?|lbs?|kilos?|kilograms?|kgs?)\b"
+)
+
+
+def _weight_change(text: str, lex: Lexicon) -> list[Mention]:
+    out = []
+    for match in _WEIGHT_CHANGE.finditer(text.lower()):
+        name = "weight loss" if match.group(1) else "weight gain"
+        if term := lex.symptoms.get(name):
+            out.append(
+                Mention("symptom", match.start(), match.end(), name, term.canonical, term.source)
             )
     return out
 

@@ -305,6 +305,25 @@ def test_what_the_patient_cannot_do_is_the_vocabularys_difficulty() -> None:
     assert denied.negated
 
 
+def test_a_change_of_weight_said_in_its_amount_is_weight_loss_or_gain() -> None:
+    lex = load_lexicon()
+    subjects = {
+        text: [m.subject for m in find_mentions(text, lex)]
+        for text in (
+            "i've lost about eighteen pounds in the last month",
+            "i lost 15 lbs",
+            "even gained like twenty pounds in just a few months",
+            "i want to lose ten pounds",
+        )
+    }
+    assert subjects == {
+        "i've lost about eighteen pounds in the last month": ["weight loss"],
+        "i lost 15 lbs": ["weight loss"],
+        "even gained like twenty pounds in just a few months": ["weight gain"],
+        "i want to lose ten pounds": [],  # a goal, not a change
+    }
+
+
 def test_a_prescription_the_patient_could_not_fill_is_never_started() -> None:
     cream = medication("medication:text:zostrix", "Zostrix (capsaicin) topical cream")
     memories = run(
