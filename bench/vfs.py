@@ -10,7 +10,7 @@ the trivial read whose p99 shows how much of a tail is the machine's, not the vi
 Goals: p99 ≤ 20 ms at 10,000 patients and ≤ 1.2× the 10-patient figure.
 
     python -m bench.vfs [--neo4j bolt://127.0.0.1:7687] [--no-sqlite] [--sizes 10,10000]
-        [--reads 200] [--threads 4]
+        [--reads 1000] [--threads 4]
 """
 
 import argparse
@@ -218,7 +218,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--neo4j", help="Bolt URI of a Neo4j server to include")
     parser.add_argument("--sizes", default="10,1000")
-    parser.add_argument("--reads", type=int, default=200)
+    parser.add_argument("--reads", type=int, default=1000)
     parser.add_argument("--no-sqlite", action="store_true", help="only the Neo4j server")
     parser.add_argument("--threads", type=int, default=4, help="writers while loading")
     args = parser.parse_args()

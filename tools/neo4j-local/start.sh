@@ -6,6 +6,8 @@
 #   NEO4J_LOCAL_HOME       data/home dir (default: a fresh mktemp dir, removed by stop.sh)
 #   NEO4J_LOCAL_TIMEOUT    seconds to wait for startup (default 240)
 #   NEO4J_LOCAL_JAVA_OPTS  extra JVM options (default "-Xmx2g")
+#   NEO4J_LOCAL_PAGECACHE  page cache size, as Neo4j writes sizes (default 256m; size it to
+#                          hold the store, as in production, when benchmarking large data)
 #   NEO4J_LOCAL_RUN_DIR    where pidfile/log go (default tools/neo4j-local/.run)
 #
 # Prints the Bolt URI as the only line on stdout; progress goes to stderr.
@@ -16,6 +18,7 @@ DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PORT="${NEO4J_LOCAL_PORT:-7687}"
 TIMEOUT="${NEO4J_LOCAL_TIMEOUT:-240}"
 JAVA_OPTS="${NEO4J_LOCAL_JAVA_OPTS:--Xmx2g}"
+PAGECACHE="${NEO4J_LOCAL_PAGECACHE:-256m}"
 RUN_DIR="${NEO4J_LOCAL_RUN_DIR:-$DIR/.run}"
 PIDFILE="$RUN_DIR/neo4j-local-$PORT.pid"
 LOGFILE="$RUN_DIR/neo4j-local-$PORT.log"
@@ -69,7 +72,7 @@ nohup java $JAVA_OPTS \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   --add-opens=java.base/java.lang=ALL-UNNAMED \
   -cp "$DIR/target/classes:$DIR/target/lib/*" \
-  dev.cce.neo4jlocal.Neo4jLocal "$HOME_DIR" "$PORT" \
+  dev.cce.neo4jlocal.Neo4jLocal "$HOME_DIR" "$PORT" "$PAGECACHE" \
   </dev/null >"$LOGFILE" 2>&1 &
 PID=$!
 echo "$PID" > "$PIDFILE"
