@@ -385,7 +385,7 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
 # "i gained like 20 lbs" weight gain (not "i want to lose ten pounds", a goal).
 _WEIGHT_CHANGE = re.compile(
     r"\b(?:(lost|losing|dropped|dropping)|(gained|gaining|put on|putting on))"
-    r"(?:\s+[\w',-]+){1,5}?\s+(?:pounds?|lbs?|kilos?|kilograms?|kgs?)\b"
+    r"(?:\s+(?!and\b|but\b|or\b)[\w',-]+){1,5}?\s+(?:pounds?|lbs?|kilos?|kilograms?|kgs?)\b"
 )
 
 

@@ -314,6 +314,7 @@ def test_a_change_of_weight_said_in_its_amount_is_weight_loss_or_gain() -> None:
             "i lost 15 lbs",
             "even gained like twenty pounds in just a few months",
             "i want to lose ten pounds",
+            "i lost my job and gained ten pounds",
         )
     }
     assert subjects == {
@@ -321,6 +322,7 @@ def test_a_change_of_weight_said_in_its_amount_is_weight_loss_or_gain() -> None:
         "i lost 15 lbs": ["weight loss"],
         "even gained like twenty pounds in just a few months": ["weight gain"],
         "i want to lose ten pounds": [],  # a goal, not a change
+        "i lost my job and gained ten pounds": ["weight gain"],
     }
 
 
