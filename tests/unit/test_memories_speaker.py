@@ -245,17 +245,19 @@ def test_not_right_now_declines_an_offer_but_not_a_question_about_how_the_patien
         assert of_type(state, MemoryType.PREFERENCE) == []
 
 
-def test_mechanical_joint_complaints_and_discomfort_are_body_complaints() -> None:
+def subjects(*texts: str) -> dict[str, list[str]]:
+    """What each text mentions, by subject."""
     lex = load_lexicon()
-    found = {
-        text: [m.subject for m in find_mentions(text, lex)]
-        for text in (
-            "i had discomfort in both of my hands .",
-            "the left knee just feels unstable",
-            "i felt this popping in my elbow",
-            "i popped in to see you",
-        )
-    }
+    return {text: [m.subject for m in find_mentions(text, lex)] for text in texts}
+
+
+def test_mechanical_joint_complaints_and_discomfort_are_body_complaints() -> None:
+    found = subjects(
+        "i had discomfort in both of my hands .",
+        "the left knee just feels unstable",
+        "i felt this popping in my elbow",
+        "i popped in to see you",
+    )
     assert found == {
         "i had discomfort in both of my hands .": ["hand discomfort"],
         "the left knee just feels unstable": ["knee instability"],
@@ -281,18 +283,14 @@ def test_a_yes_while_the_clinician_presses_is_the_examination() -> None:
 
 
 def test_what_the_patient_cannot_do_is_the_vocabularys_difficulty() -> None:
-    lex = load_lexicon()
-    subjects = {
-        text: [m.subject for m in find_mentions(text, lex)]
-        for text in (
-            "i can't stand up .",
-            "it's hard to run now",
-            "it's hard to get around",
-            "i could barely stand .",
-            "she can barely move her arm .",
-        )
-    }
-    assert subjects == {
+    found = subjects(
+        "i can't stand up .",
+        "it's hard to run now",
+        "it's hard to get around",
+        "i could barely stand .",
+        "she can barely move her arm .",
+    )
+    assert found == {
         "i can't stand up .": ["difficulty standing"],
         "it's hard to run now": ["difficulty running"],
         "it's hard to get around": [],
@@ -306,18 +304,14 @@ def test_what_the_patient_cannot_do_is_the_vocabularys_difficulty() -> None:
 
 
 def test_a_change_of_weight_said_in_its_amount_is_weight_loss_or_gain() -> None:
-    lex = load_lexicon()
-    subjects = {
-        text: [m.subject for m in find_mentions(text, lex)]
-        for text in (
-            "i've lost about eighteen pounds in the last month",
-            "i lost 15 lbs",
-            "even gained like twenty pounds in just a few months",
-            "i want to lose ten pounds",
-            "i lost my job and gained ten pounds",
-        )
-    }
-    assert subjects == {
+    found = subjects(
+        "i've lost about eighteen pounds in the last month",
+        "i lost 15 lbs",
+        "even gained like twenty pounds in just a few months",
+        "i want to lose ten pounds",
+        "i lost my job and gained ten pounds",
+    )
+    assert found == {
         "i've lost about eighteen pounds in the last month": ["weight loss"],
         "i lost 15 lbs": ["weight loss"],
         "even gained like twenty pounds in just a few months": ["weight gain"],
