@@ -10,7 +10,7 @@ from engine.memories.text import Token, stem, tokenize, words
 
 SYMPTOMISH = frozenset({"symptom", "condition", "body"})
 MEDS = frozenset({"drug", "mednoun"})
-_IRREGULAR = {"feet": "foot", "teeth": "tooth", "calves": "calf"}
+_IRREGULAR = {"feet": "foot", "teeth": "tooth", "calves": "calf", "sinuses": "sinus"}
 _MODIFIER_STOP = frozenset(
     [
         "my",
@@ -532,7 +532,11 @@ def part_groups(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]
 def _body(text: str, tokens: list[Token], lex: Lexicon) -> list[Mention]:
     """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint."""
     parts = find_parts(tokens, lex)
-    complaints = lex.complaints.find(tokens)
+    # a complaint word inside a longer condition name is the condition's ("blood pressure")
+    named = [(i, j) for i, j, _ in lex.conditions.find(tokens) if j - i > 1]
+    complaints = [
+        c for c in lex.complaints.find(tokens) if not any(i <= c[0] and c[1] <= j for i, j in named)
+    ]
     runs = _runs(text, tokens, complaints)
     out = []
     for (ci, cj, complaint), run in zip(complaints, runs, strict=True):

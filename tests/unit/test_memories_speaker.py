@@ -320,6 +320,31 @@ def test_a_change_of_weight_said_in_its_amount_is_weight_loss_or_gain() -> None:
     }
 
 
+def test_pressure_is_a_sensation_at_a_part_not_blood_pressure_alone() -> None:
+    found = subjects(
+        "i have a lot of pressure in my ears",
+        "i feel pressure in my sinuses",
+        "there's a lot of pressure at school",
+        "anytime i put any pressure on it , it hurts",
+        "you were diagnosed with high blood pressure twenty years back ?",
+    )
+    assert found == {
+        "i have a lot of pressure in my ears": ["ear pressure"],
+        "i feel pressure in my sinuses": ["sinus pressure"],
+        "there's a lot of pressure at school": [],
+        "anytime i put any pressure on it , it hurts": ["pain"],
+        "you were diagnosed with high blood pressure twenty years back ?": ["blood pressure"],
+    }
+    hypertension = condition("condition:snomed:59621000", "Essential hypertension")
+    ears = run(
+        ("provider", "anything else ?"),
+        ("patient", "i have a lot of pressure in my ears"),
+        facts=(hypertension,),
+    )
+    assert [m.subject for m in ears] == ["ear pressure"]
+    assert relate(ears, [hypertension]) == []  # a pressure felt is no blood pressure
+
+
 def test_a_prescription_the_patient_could_not_fill_is_never_started() -> None:
     cream = medication("medication:text:zostrix", "Zostrix (capsaicin) topical cream")
     memories = run(
