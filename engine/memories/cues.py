@@ -572,6 +572,28 @@ def of_third_person(sentence: str) -> bool:
     return bool(_THIRD_PERSON.match(sentence.lower()))
 
 
+# "she has diabetes too", not "she said i have diabetes" (what she told the patient)
+_HE_OR_SHE = re.compile(
+    r"^\W*(?:(?:well|um|uh|oh|so|and|also|but)\W+)*(?:he|she)\b"
+    r"(?!(?:'s| is)? (?:said|says|told|tells|thinks|thought)\b)"
+)
+# a relative the speaker has: "i have one sister", "my dad"
+_HAS_RELATIVE = re.compile(
+    rf"\b(?:my|i have (?:a|an|one|two|three|an older|a younger|a little|a big))"
+    rf" (?:{_RELATIVES}|brother|sister|sibling|aunt|uncle|cousin)s?\b"
+)
+
+
+def of_he_or_she(sentence: str) -> bool:
+    """The sentence is said of "he" or "she", not as what they told the speaker."""
+    return bool(_HE_OR_SHE.match(sentence.lower()))
+
+
+def names_relative(sentence: str) -> bool:
+    """The speaker names a relative of theirs ("i have one sister", "my mother")."""
+    return bool(_HAS_RELATIVE.search(sentence.lower()))
+
+
 def others_worry(text: str) -> bool:
     """The worry in the sentence is someone else's (the clinicians', "they")."""
     return bool(_OTHERS_WORRY.search(text.lower()))

@@ -42,7 +42,7 @@ class OfflineExtractor:
     """Model-free extraction; see the module docstring."""
 
     name = "offline-context"
-    version = "1.128.0"
+    version = "1.129.0"
 
     def extract(self, messages: list[Message], facts: list[Fact], processed: int = 0) -> Extraction:
         """Candidate memories from the patient's and caregiver's turns.
@@ -224,6 +224,17 @@ def _read_turn(turn: Turn) -> None:
             for m, a in first.mentions
         ]
         turn.parsed[0] = replace(first, mentions=others)
+    # the patient goes on about the relative: "what about your mother?" / "she died too .
+    # she had kidney and heart failure ."; "do you have siblings?" / "i have one sister .
+    # she has attempted suicide two times ."
+    if turn.message.role is Role.PATIENT:
+        about = bool(turn.parsed) and _of_others(turn)
+        for k, s in enumerate(turn.parsed):
+            if k > 0 and about and cues.of_he_or_she(s.text):
+                turn.parsed[k] = replace(
+                    s, mentions=[(m, replace(a, family=True)) for m, a in s.mentions]
+                )
+            about = about or cues.names_relative(s.text)
     # a caregiver's "my son" is the patient they speak for ("my son has had a fever since
     # tuesday"), where "her brother" is still the patient's family
     if turn.message.role is Role.CAREGIVER:

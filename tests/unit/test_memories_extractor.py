@@ -181,6 +181,10 @@ def test_what_the_one_who_died_had_is_theirs() -> None:
     # but not by the patient, whose mother's illness is the family's history
     of_mother = ("provider", "What about your mother?")
     assert run(of_mother, ("patient", "She had the second type of diabetes.")) == []
+    # nor is what the patient goes on to say of the relative
+    assert run(of_mother, ("patient", "She died too. She had kidney and heart failure.")) == []
+    sister = "Yes, I have one sister. She is thirty eight. She has attempted suicide twice."
+    assert run(("provider", "Do you have siblings?"), ("patient", sister)) == []
 
 
 def test_family_history_and_hypotheticals_are_not_memories() -> None:
