@@ -328,6 +328,8 @@ def _topic(turn: Turn, pol: Polarity) -> Mention | None:
         return None
     if any(m.kind in MEDS for m, _ in turn.question.mentions):
         return None  # "any medication for your asthma?" / "no": about a treatment
+    if turn.question.asks_about_a_drug(topic, turn.lex):
+        return None  # "any known allergies?" / "yes": about the allergy record
     if _finding(turn, turn.question):
         return None  # "on exam i see swelling , alright?" / "yes": the clinician's words
     about = turn.conditions_of(topic.subject)

@@ -26,6 +26,15 @@ _EXAMINING = re.compile(
     re.IGNORECASE,
 )
 ALLERGY = re.compile(r"allerg", re.IGNORECASE)
+# The history's "any allergies?" asks for the allergy list (drugs, foods), not how allergies
+# feel ("are your allergies acting up?", "any seasonal allergies?").
+_ALLERGY_LIST = re.compile(
+    r"^\W*(?:(?:and|so|okay|ok|now|also|alright|great|good|thanks|thank you)\W+)*"
+    r"(?:(?:do you have|have you got|are there|you have|how about|what about)\W+)?"
+    r"(?:any\W+)?(?:(?:known|drug|medication|medicine|food)\W+)*allerg(?:ies|y)"
+    r"(?:\W+to\W+(?:any\W+)?\w+)?\W*(?:that you know of\W*)?$",
+    re.IGNORECASE,
+)
 # ConText knows relatives; friends and colleagues who "have" something are someone else.
 _OTHER_PERSON = re.compile(
     r"\b(friend|friends|coworker|co-worker|colleague|neighbou?r|cousin|boss|roommate|partner"
@@ -67,6 +76,8 @@ class Sentence:
             return True
         if _TAKEN_FOR.search(self.text[: m.start - self.start].lower()):
             return True  # "are you taking anything for pain?" asks about a treatment
+        if ALLERGY.search(m.canonical or m.subject) and _ALLERGY_LIST.match(self.text):
+            return True  # "any known allergies?" asks for the allergy record
         if not (rest and rest[0].text == "to" and ALLERGY.search(m.canonical or m.subject)):
             return False
         after = m.end + rest[0].end  # "allergic to| penicillin"

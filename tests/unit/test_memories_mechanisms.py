@@ -482,6 +482,14 @@ PROVIDER_ONLY: list[tuple[str, Turns, list[Fact]]] = [
         [condition("condition:text:ar", "Seasonal allergic rhinitis")],
     ),
     (
+        "allergy list question + yes",
+        [
+            ("provider", "any known allergies ?"),
+            ("patient", "oh yes , i cannot take sulfa drugs ."),
+        ],
+        [condition("condition:text:ar", "Seasonal allergic rhinitis")],
+    ),
+    (
         "explains + yeah",
         [
             (
