@@ -217,24 +217,7 @@ def _body_parts(text: str, lex: Lexicon) -> list[str]:
 
 
 def _read_turn(turn: Turn) -> None:
-    if turn.parsed and _of_others(turn):
-        first = turn.parsed[0]
-        others = [
-            (m, a if cues.own_before(turn.text[first.start : m.start]) else replace(a, family=True))
-            for m, a in first.mentions
-        ]
-        turn.parsed[0] = replace(first, mentions=others)
-    # the patient goes on about the relative: "what about your mother?" / "she died too .
-    # she had kidney and heart failure ."; "do you have siblings?" / "i have one sister .
-    # she has attempted suicide two times ."
-    if turn.message.role is Role.PATIENT:
-        about = bool(turn.parsed) and _of_others(turn)
-        for k, s in enumerate(turn.parsed):
-            if k > 0 and about and cues.of_he_or_she(s.text):
-                turn.parsed[k] = replace(
-                    s, mentions=[(m, replace(a, family=True)) for m, a in s.mentions]
-                )
-            about = about or cues.names_relative(s.text)
+    _of_someone_else(turn)
     # a caregiver's "my son" is the patient they speak for ("my son has had a fever since
     # tuesday"), where "her brother" is still the patient's family
     if turn.message.role is Role.CAREGIVER:
@@ -264,6 +247,32 @@ def _read_turn(turn: Turn) -> None:
         read_answer(turn, answer, pol)
     elif answer and turn.asked:
         read_confirmation(turn, answer, pol)
+
+
+def _of_someone_else(turn: Turn) -> None:
+    """Marks as another's what the reply says of them: its opening about someone else's
+    illness (`_of_others`), but for what the patient says they have; and, from the patient,
+    each later sentence about "he" or "she" once the reply is about a relative ("what about
+    your mother?" / "she died too . she had kidney and heart failure ."; "do you have
+    siblings?" / "i have one sister . she has attempted suicide two times .")."""
+    if not turn.parsed:
+        return
+    about = _of_others(turn)
+    if about:
+        first = turn.parsed[0]
+        others = [
+            (m, a if cues.own_before(turn.text[first.start : m.start]) else replace(a, family=True))
+            for m, a in first.mentions
+        ]
+        turn.parsed[0] = replace(first, mentions=others)
+    if turn.message.role is not Role.PATIENT:
+        return
+    for k, s in enumerate(turn.parsed):
+        if k > 0 and about and cues.of_he_or_she(s.text):
+            turn.parsed[k] = replace(
+                s, mentions=[(m, replace(a, family=True)) for m, a in s.mentions]
+            )
+        about = about or cues.names_relative(s.text)
 
 
 def _of_others(turn: Turn) -> bool:
