@@ -187,7 +187,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms + _inabilities(text, lex) + _with_activity(text, lex) + said
-    found += _weight_change(text, lex)
+    found += _weight_change(text, lex) + _losses(text, lex) + _troubles_with(text, lex)
     found += _unfelt(tokens, lex)
     found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
@@ -397,6 +397,44 @@ def _weight_change(text: str, lex: Lexicon) -> list[Mention]:
             out.append(
                 Mention("symptom", match.start(), match.end(), name, term.canonical, term.source)
             )
+    return out
+
+
+# A loss said with its verb, as the vocabulary names it: "i've been losing a lot of hair" is
+# hair loss, "i've lost some of my hearing" hearing loss, "i lost my sense of smell" loss of
+# smell (not "i want to lose ...", a goal).
+_LOSING = re.compile(
+    r"(?<!\bto )\b(?:lost|losing|lose|loses)\s+"
+    r"(?:(?:a lot of|a little|a bit of|some of|some|all of|all|most of|part of|much of|my|the"
+    r"|his|her|their|your|sense of)\s+)*([a-z]+)"
+)
+
+
+def _losses(text: str, lex: Lexicon) -> list[Mention]:
+    out = []
+    for match in _LOSING.finditer(text.lower()):
+        thing = match.group(1)
+        if hit := _first_known(
+            lex, [(match.end(), f"{thing} loss"), (match.end(), f"loss of {thing}")]
+        ):
+            end, phrase, term = hit
+            out.append(Mention("symptom", match.start(), end, phrase, term.canonical, term.source))
+    return out
+
+
+# Trouble said of a function, as the vocabulary names it: "some trouble with my balance" is
+# balance problems (HPO's postural instability).
+_TROUBLE_WITH = re.compile(
+    r"\b(?:trouble|problems?|issues?|difficulty|difficulties) with (?:my |the |his |her )?([a-z]+)"
+)
+
+
+def _troubles_with(text: str, lex: Lexicon) -> list[Mention]:
+    out = []
+    for match in _TROUBLE_WITH.finditer(text.lower()):
+        if hit := _first_known(lex, [(match.end(), f"{match.group(1)} problems")]):
+            end, phrase, term = hit
+            out.append(Mention("symptom", match.start(), end, phrase, term.canonical, term.source))
     return out
 
 

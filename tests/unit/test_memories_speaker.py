@@ -320,6 +320,25 @@ def test_a_change_of_weight_said_in_its_amount_is_weight_loss_or_gain() -> None:
     }
 
 
+def test_a_loss_or_a_trouble_said_with_its_verb_is_the_vocabularys() -> None:
+    found = subjects(
+        "i have been losing a lot of hair recently .",
+        "i feel like i've lost some of my hearing .",
+        "i lost my sense of smell",
+        "i've had some trouble with my balance",
+        "i want to lose ten pounds of fat",
+        "i lost my job",
+    )
+    assert found == {
+        "i have been losing a lot of hair recently .": ["hair loss"],
+        "i feel like i've lost some of my hearing .": ["hearing loss"],
+        "i lost my sense of smell": ["loss of smell"],
+        "i've had some trouble with my balance": ["balance problems"],
+        "i want to lose ten pounds of fat": [],  # a goal
+        "i lost my job": [],
+    }
+
+
 def test_pressure_is_a_sensation_at_a_part_not_blood_pressure_alone() -> None:
     found = subjects(
         "i have a lot of pressure in my ears",
