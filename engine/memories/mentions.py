@@ -1,6 +1,7 @@
 """Finding what a message mentions: symptoms, conditions, body complaints, medications."""
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import product
 
@@ -187,7 +188,7 @@ def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     lay = [m for m in symptoms if m.source == "lay"] + said
     found = [m for m in found if m.kind != "condition" or not _inside_longer(m, lay)]
     found += symptoms + _inabilities(text, lex) + _with_activity(text, lex) + said
-    found += _weight_change(text, lex) + _losses(text, lex) + _troubles_with(text, lex)
+    found += _reworded(text, lex)
     found += _unfelt(tokens, lex)
     found += _caused_by(text, found)
     found = [m for m in found if m.kind in MEDS or not _NOT_THE_THING.match(text[m.end :])]
@@ -381,60 +382,49 @@ def _inabilities(text: str, lex: Lexicon) -> list[Mention]:
     return out
 
 
-# A change of weight said in its amount: "i've lost about fifteen pounds" is weight loss,
-# "i gained like 20 lbs" weight gain (not "i want to lose ten pounds", a goal).
-_WEIGHT_CHANGE = re.compile(
-    r"\b(?:(lost|losing|dropped|dropping)|(gained|gaining|put on|putting on))"
-    r"(?:\s+(?!and\b|but\b|or\b)[\w',-]+){1,5}?\s+(?:pounds?|lbs?|kilos?|kilograms?|kgs?)\b"
+# Complaints said in other words than the vocabulary's, each pattern with the names it may
+# take there, tried in order:
+# - a change of weight said in its amount: "i've lost about fifteen pounds" is weight loss,
+#   "i gained like 20 lbs" weight gain (not "i want to lose ten pounds", a goal);
+# - a loss said with its verb: "i've been losing a lot of hair" is hair loss, "i've lost some
+#   of my hearing" hearing loss, "i lost my sense of smell" loss of smell;
+# - trouble said of a function: "some trouble with my balance" is balance problems (HPO's
+#   postural instability).
+_REWORDED: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], list[str]]], ...] = (
+    (
+        re.compile(
+            r"\b(?:(lost|losing|dropped|dropping)|(gained|gaining|put on|putting on))"
+            r"(?:\s+(?!and\b|but\b|or\b)[\w',-]+){1,5}?\s+(?:pounds?|lbs?|kilos?|kilograms?|kgs?)\b"
+        ),
+        lambda m: ["weight loss" if m[1] else "weight gain"],
+    ),
+    (
+        re.compile(
+            r"(?<!\bto )\b(?:lost|losing|lose|loses)\s+(?:(?:a lot of|a little|a bit of|some of"
+            r"|some|all of|all|most of|part of|much of|my|the|his|her|their|your|sense of)\s+)*"
+            r"([a-z]+)"
+        ),
+        lambda m: [f"{m[1]} loss", f"loss of {m[1]}"],
+    ),
+    (
+        re.compile(
+            r"\b(?:trouble|problems?|issues?|difficulty|difficulties) with"
+            r" (?:my |the |his |her )?([a-z]+)"
+        ),
+        lambda m: [f"{m[1]} problems"],
+    ),
 )
 
 
-def _weight_change(text: str, lex: Lexicon) -> list[Mention]:
+def _reworded(text: str, lex: Lexicon) -> list[Mention]:
     out = []
-    for match in _WEIGHT_CHANGE.finditer(text.lower()):
-        name = "weight loss" if match.group(1) else "weight gain"
-        if term := lex.symptoms.get(name):
-            out.append(
-                Mention("symptom", match.start(), match.end(), name, term.canonical, term.source)
-            )
-    return out
-
-
-# A loss said with its verb, as the vocabulary names it: "i've been losing a lot of hair" is
-# hair loss, "i've lost some of my hearing" hearing loss, "i lost my sense of smell" loss of
-# smell (not "i want to lose ...", a goal).
-_LOSING = re.compile(
-    r"(?<!\bto )\b(?:lost|losing|lose|loses)\s+"
-    r"(?:(?:a lot of|a little|a bit of|some of|some|all of|all|most of|part of|much of|my|the"
-    r"|his|her|their|your|sense of)\s+)*([a-z]+)"
-)
-
-
-def _losses(text: str, lex: Lexicon) -> list[Mention]:
-    out = []
-    for match in _LOSING.finditer(text.lower()):
-        thing = match.group(1)
-        if hit := _first_known(
-            lex, [(match.end(), f"{thing} loss"), (match.end(), f"loss of {thing}")]
-        ):
-            end, phrase, term = hit
-            out.append(Mention("symptom", match.start(), end, phrase, term.canonical, term.source))
-    return out
-
-
-# Trouble said of a function, as the vocabulary names it: "some trouble with my balance" is
-# balance problems (HPO's postural instability).
-_TROUBLE_WITH = re.compile(
-    r"\b(?:trouble|problems?|issues?|difficulty|difficulties) with (?:my |the |his |her )?([a-z]+)"
-)
-
-
-def _troubles_with(text: str, lex: Lexicon) -> list[Mention]:
-    out = []
-    for match in _TROUBLE_WITH.finditer(text.lower()):
-        if hit := _first_known(lex, [(match.end(), f"{match.group(1)} problems")]):
-            end, phrase, term = hit
-            out.append(Mention("symptom", match.start(), end, phrase, term.canonical, term.source))
+    for pattern, names in _REWORDED:
+        for match in pattern.finditer(text.lower()):
+            if hit := _first_known(lex, [(match.end(), name) for name in names(match)]):
+                end, name, term = hit
+                out.append(
+                    Mention("symptom", match.start(), end, name, term.canonical, term.source)
+                )
     return out
 
 
