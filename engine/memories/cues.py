@@ -526,14 +526,14 @@ _RELATIVES = (
     r"(?:son|daughter|child|kid|baby|boy|girl|mother|mom|mum|father|dad|husband|wife|partner"
     r"|grandson|granddaughter|grandmother|grandma|grandfather|grandpa)"
 )
+# and the kin whose illness a patient is asked of or tells of
+_KIN = rf"(?:{_RELATIVES}|brother|sister|sibling|aunt|uncle|cousin|parent|grandparent)"
 _OWN_RELATIVE = re.compile(rf"\bmy {_RELATIVES}\b")
 _THEIR_RELATIVE = re.compile(rf"\b(?:his|her|their) {_RELATIVES}\b")
 
 
 # a relative of the one asked: "what about your mother?"
-_YOUR_RELATIVE = re.compile(
-    rf"\byour (?:{_RELATIVES}|brother|sister|sibling|aunt|uncle|cousin|parent|grandparent)s?\b"
-)
+_YOUR_RELATIVE = re.compile(rf"\byour {_KIN}s?\b")
 
 
 def asks_of_relative(question: str) -> bool:
@@ -579,8 +579,7 @@ _HE_OR_SHE = re.compile(
 )
 # a relative the speaker has: "i have one sister", "my dad"
 _HAS_RELATIVE = re.compile(
-    rf"\b(?:my|i have (?:a|an|one|two|three|an older|a younger|a little|a big))"
-    rf" (?:{_RELATIVES}|brother|sister|sibling|aunt|uncle|cousin)s?\b"
+    rf"\b(?:my|i have (?:a|an|one|two|three|an older|a younger|a little|a big)) {_KIN}s?\b"
 )
 
 

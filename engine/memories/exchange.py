@@ -76,9 +76,10 @@ class Sentence:
             return True
         if _TAKEN_FOR.search(self.text[: m.start - self.start].lower()):
             return True  # "are you taking anything for pain?" asks about a treatment
-        if ALLERGY.search(m.canonical or m.subject) and _ALLERGY_LIST.match(self.text):
+        allergy = bool(ALLERGY.search(m.canonical or m.subject))
+        if allergy and _ALLERGY_LIST.match(self.text):
             return True  # "any known allergies?" asks for the allergy record
-        if not (rest and rest[0].text == "to" and ALLERGY.search(m.canonical or m.subject)):
+        if not (allergy and rest and rest[0].text == "to"):
             return False
         after = m.end + rest[0].end  # "allergic to| penicillin"
         return any(d.kind in MEDS and 0 <= d.start - after <= 2 for d, _ in self.mentions)

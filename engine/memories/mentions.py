@@ -180,8 +180,9 @@ def singular(word: str) -> str:
 def find_mentions(text: str, lex: Lexicon) -> list[Mention]:
     """Everything of interest in `text`, without overlaps (longer and medication first)."""
     tokens = _unfused([_without_possessive(t) for t in tokenize(text)], lex)
-    found = _meds(tokens, lex) + _body(text, tokens, lex)
-    found += _lexical(tokens, lex.conditions.find(tokens, plurals=True), "condition")
+    conditions = lex.conditions.find(tokens, plurals=True)
+    found = _meds(tokens, lex) + _body(text, tokens, lex, conditions)
+    found += _lexical(tokens, conditions, "condition")
     symptoms = _symptoms(tokens, lex)
     said = _predicates(text, lex)
     # "heart burn", "my heart is racing" are complaints, not the heart
@@ -557,11 +558,14 @@ def part_groups(tokens: list[Token], lex: Lexicon) -> list[tuple[int, int, str]]
     return groups
 
 
-def _body(text: str, tokens: list[Token], lex: Lexicon) -> list[Mention]:
-    """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint."""
+def _body(
+    text: str, tokens: list[Token], lex: Lexicon, conditions: list[tuple[int, int, str]]
+) -> list[Mention]:
+    """ "my knees hurt", "pain in my abdomen", "swelling in my ankles" → part + complaint;
+    `conditions`, the condition names found in the tokens."""
     parts = find_parts(tokens, lex)
     # a complaint word inside a longer condition name is the condition's ("blood pressure")
-    named = [(i, j) for i, j, _ in lex.conditions.find(tokens) if j - i > 1]
+    named = [(i, j) for i, j, _ in conditions if j - i > 1]
     complaints = [
         c for c in lex.complaints.find(tokens) if not any(i <= c[0] and c[1] <= j for i, j in named)
     ]
